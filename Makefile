@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# smbdirect: af_smbdirect.ko, its UAPI, the user-space library and the tests.
+#
+#   make                 build af_smbdirect.ko against KDIR (default: running kernel)
+#   make demo            the main job: set up, build, boot the test VM, show it working
+#   make check           every test layer; ends with "N passed, N failed"
+#   make check-host      host unit tests (ASan/UBSan), fuzzers, coverage
+#   make check-module    compile tests: Debian 12 6.1 headers and both test kernels
+#   make check-vm        KUnit + kselftests in the test VM (VM_KERNELS="7.2" for one)
+#   make install         install the module (and uapi header) for KDIR
+#
+ifneq ($(KERNELRELEASE),)
+include $(src)/Kbuild
+else
+
+ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+BUILD ?= $(ROOT)/build
+KDIR ?= /lib/modules/$(shell uname -r)/build
+VM_KERNELS ?= 6.12 7.2
+RESULTS := $(BUILD)/results.txt
+export SMBDIRECT_RESULTS := $(RESULTS)
+
+# One build directory per kernel: a tree of symlinks to the sources, so
+# compile tests against several kernels never share objects.
+sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
+MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
+
+.PHONY: all module modules install clean deps demo check check-host \
+	check-module check-vm summary results-reset help
+
+all module modules:
+	@test -d $(KDIR) || { echo "KDIR=$(KDIR) does not exist: install the" \
+		"headers for this kernel or pass KDIR=<kernel build dir>"; exit 1; }
+	@$(ROOT)/tests/module-tree.sh $(ROOT) $(MDIR)
+	$(MAKE) -C $(KDIR) M=$(MDIR) W=1 SMBDIRECT_KUNIT=$(SMBDIRECT_KUNIT) modules
+	@echo "built $(MDIR)/af_smbdirect.ko against $(KDIR)"
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(MDIR) modules_install
+	install -D -m 0644 $(ROOT)/uapi/linux/smbdirect.h \
+		$(DESTDIR)/usr/include/linux/smbdirect.h
+
+deps:
+	@$(ROOT)/tests/setup-deps.sh
+
+results-reset:
+	@mkdir -p $(BUILD) && : > $(RESULTS)
+
+check: deps results-reset
+	@rc=0; \
+	$(MAKE) --no-print-directory check-host NO_RESET=1 || rc=1; \
+	$(MAKE) --no-print-directory check-module NO_RESET=1 || rc=1; \
+	$(MAKE) --no-print-directory check-vm NO_RESET=1 || rc=1; \
+	$(ROOT)/tests/summary.sh $(RESULTS) || rc=1; \
+	exit $$rc
+
+# Each layer also runs alone, with its own summary line.
+sd_reset = $(if $(NO_RESET),,mkdir -p $(BUILD) && : > $(RESULTS) &&)
+sd_summary = $(if $(NO_RESET),,; $(ROOT)/tests/summary.sh $(RESULTS) || rc=1)
+
+check-host: $(if $(NO_RESET),,deps)
+	@$(sd_reset) rc=0; \
+	$(ROOT)/tests/host/check.sh $(ROOT) $(BUILD)/host || rc=1 $(sd_summary); \
+	exit $$rc
+
+check-module: $(if $(NO_RESET),,deps)
+	@$(sd_reset) rc=0; \
+	$(ROOT)/tests/check-module.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" || rc=1 $(sd_summary); \
+	exit $$rc
+
+check-vm: $(if $(NO_RESET),,deps)
+	@$(sd_reset) rc=0; \
+	for k in $(VM_KERNELS); do \
+		$(ROOT)/tests/vm/check-vm.sh $(ROOT) $(BUILD) $$k || rc=1; \
+	done $(sd_summary); \
+	exit $$rc
+
+demo: deps
+	@$(ROOT)/tests/vm/demo.sh $(ROOT) $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@sed -n '3,13p' $(ROOT)/Makefile
+endif

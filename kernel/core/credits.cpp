@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "credits.h"
+
+namespace sd
+{
+
+void Credits::init(u16 receive_credit_max, u16 send_credit_target)
+{
+	receive_credit_max_ = receive_credit_max;
+	/* Until the peer says otherwise, keep it at everything we can post. */
+	receive_target_ = receive_credit_max;
+	send_credit_target_ = send_credit_target;
+	posted_ = 0;
+	peer_credits_ = 0;
+	send_credits_ = 0;
+}
+
+Errc Credits::on_receives_posted(u32 n)
+{
+	if (n > static_cast<u32>(receive_credit_max_ - posted_))
+		return Errc::too_many_receives;
+	posted_ = static_cast<u16>(posted_ + n);
+	return Errc::ok;
+}
+
+Errc Credits::on_receive_completed(bool peer_spent)
+{
+	if (posted_ == 0)
+		return Errc::no_receive_posted;
+	if (peer_spent) {
+		if (peer_credits_ == 0)
+			return Errc::no_credit;
+		peer_credits_--;
+	}
+	posted_--;
+	return Errc::ok;
+}
+
+void Credits::set_receive_target(u16 peer_requested)
+{
+	receive_target_ = min(receive_credit_max_, peer_requested);
+}
+
+u16 Credits::grantable() const
+{
+	const u16 limit = min(posted_, receive_target_);
+	return limit > peer_credits_ ? static_cast<u16>(limit - peer_credits_) : 0;
+}
+
+Errc Credits::on_granted(u16 n)
+{
+	if (n > u16_max - send_credits_)
+		return Errc::credit_overflow;
+	send_credits_ = static_cast<u16>(send_credits_ + n);
+	return Errc::ok;
+}
+
+bool Credits::can_send(u16 grant) const
+{
+	if (send_credits_ == 0)
+		return false;
+	if (send_credits_ > 1)
+		return true;
+	return peer_credits_ + grant >= 1;
+}
+
+void Credits::on_sent(u16 grant)
+{
+	send_credits_--;
+	peer_credits_ = static_cast<u16>(peer_credits_ + grant);
+}
+
+void Credits::on_granted_without_send(u16 grant)
+{
+	peer_credits_ = static_cast<u16>(peer_credits_ + grant);
+}
+
+bool Credits::peer_low() const
+{
+	return peer_credits_ <= receive_target_ / 4;
+}
+
+} // namespace sd

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * af_smbdirect: module entry points.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+
+#include "smbdirect_core.h"
+#include "af_family.h"
+#include "test_hooks.h"
+
+static int __init af_smbdirect_init(void)
+{
+	int err;
+
+	err = af_smbdirect_family_init();
+	if (err)
+		return err;
+	af_smbdirect_test_hooks_init();
+	pr_info("loaded: address family %d, protocol core ABI %d\n",
+		af_smbdirect_family(), sd_core_abi_version());
+	return 0;
+}
+
+static void __exit af_smbdirect_exit(void)
+{
+	af_smbdirect_test_hooks_exit();
+	af_smbdirect_family_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(af_smbdirect_init);
+module_exit(af_smbdirect_exit);
+
+MODULE_DESCRIPTION("SMB-Direct (MS-SMBD) socket family over RDMA");
+MODULE_AUTHOR("The smbdirect developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION("0.1");

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-module.sh ROOT BUILD "SERIES..."
+#
+# Compile tests of af_smbdirect.ko with W=1 (warnings are errors for the
+# project's files; modpost and objtool output must be clean):
+#  - against Debian 12's stock headers (linux-headers-amd64, 6.1);
+#  - against each test kernel, both the product build and the KUnit build.
+set -uo pipefail
+root=$1 build=$2 series=$3
+res=${SMBDIRECT_RESULTS:-/dev/null}
+rc=0
+
+compile() { # name kdir extra-make-args...
+	local name=$1 kdir=$2; shift 2
+	local log=$build/logs/module-$name.log
+	mkdir -p "$build/logs"
+	echo "== compile test: $name ($kdir)"
+	if ! make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" "$@" >"$log" 2>&1; then
+		tail -n 30 "$log"
+		echo "fail module/$name" >>"$res"; rc=1; return
+	fi
+	# Kbuild reports modpost and objtool problems as warnings; any warning
+	# about our objects fails the test.
+	if grep -E 'warning:|WARNING:' "$log" | grep -v '^make' ; then
+		echo "   ^ warnings in $log"
+		echo "fail module/$name" >>"$res"; rc=1; return
+	fi
+	echo "pass module/$name" >>"$res"
+	echo "   ok"
+}
+
+stock=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1)
+if [ -z "$stock" ]; then
+	echo "fail module/debian-6.1-headers" >>"$res"
+	echo "no /usr/src/linux-headers-*-amd64: run make deps"; rc=1
+else
+	compile "debian-$(basename "$stock" | sed 's/linux-headers-//')" "$stock"
+fi
+
+for s in $series; do
+	kdir=$("$root/tests/vm/build-kernel.sh" "$s") || {
+		echo "fail module/kernel-$s" >>"$res"; rc=1; continue; }
+	compile "test-kernel-$s" "$kdir"
+	compile "test-kernel-$s-kunit" "$kdir" SMBDIRECT_KUNIT=1
+done
+exit $rc

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-build-only debugfs hooks of af_smbdirect.
+ *
+ * af_smbdirect/test_kasan_oob: writing to it reads one byte past the end of
+ * a 16-byte allocation. The VM harness does this after collecting the real
+ * verdict, and requires a KASAN report naming this module: a run whose
+ * detector is dead must not pass.
+ */
+#include <linux/compiler.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+
+#include "test_hooks.h"
+
+static struct dentry *af_smbdirect_test_dir;
+
+static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
+{
+	return READ_ONCE(p[i]);
+}
+
+static ssize_t kasan_oob_write(struct file *file, const char __user *buf,
+			       size_t len, loff_t *ppos)
+{
+	size_t size = 16;
+	u8 *p = kmalloc(size, GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	OPTIMIZER_HIDE_VAR(size);
+	pr_info("af_smbdirect: test hook: deliberate out-of-bounds read %u\n",
+		af_smbdirect_test_oob_read(p, size));
+	kfree(p);
+	return len;
+}
+
+static const struct file_operations kasan_oob_fops = {
+	.owner = THIS_MODULE,
+	.write = kasan_oob_write,
+};
+
+void af_smbdirect_test_hooks_init(void)
+{
+	af_smbdirect_test_dir = debugfs_create_dir("af_smbdirect", NULL);
+	debugfs_create_file("test_kasan_oob", 0200, af_smbdirect_test_dir, NULL,
+			    &kasan_oob_fops);
+}
+
+void af_smbdirect_test_hooks_exit(void)
+{
+	debugfs_remove_recursive(af_smbdirect_test_dir);
+}

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-vm.sh ROOT BUILD SERIES
+#
+# Builds (or takes from the cache) the SERIES test kernel, builds the test
+# build of af_smbdirect.ko and the kselftests against it, boots the VM, and
+# turns what the guest left behind into "pass/fail vm-SERIES/..." lines:
+# every KUnit case, every kselftest case, a clean dmesg/kmemleak, a clean
+# rmmod, and the KASAN liveness canary.
+set -uo pipefail
+root=$1 build=$2 series=$3
+res=${SMBDIRECT_RESULTS:-/dev/null}
+layer=vm-$series
+out=$build/vm/$series
+rec() { echo "$1 $layer/$2" >>"$res"; [ "$1" = pass ] || echo "FAIL: $layer/$2"; }
+
+echo "== VM tests on $series"
+kdir=$("$root/tests/vm/build-kernel.sh" "$series") || { rec fail kernel-build; exit 1; }
+src=$("$root/tests/vm/fetch-kernel.sh" "$series") || { rec fail kernel-source; exit 1; }
+
+mlog=$build/logs/module-vm-$series.log
+mkdir -p "$build/logs"
+if ! make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" \
+		SMBDIRECT_KUNIT=1 >"$mlog" 2>&1; then
+	tail -n 30 "$mlog"; rec fail module-build; exit 1
+fi
+mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$mlog" | tail -n1)
+
+sdir=$build/selftests/$series
+if ! make --no-print-directory -C "$root/tests/selftests" KSRC="$src" \
+		OUT="$sdir" ROOT="$root" >"$build/logs/selftests-$series.log" 2>&1; then
+	tail -n 30 "$build/logs/selftests-$series.log"; rec fail selftests-build; exit 1
+fi
+
+rm -rf "$out"
+mkdir -p "$out"
+SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} \
+	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir"
+vrc=$?
+if [ $vrc -ne 0 ]; then
+	rec fail "guest-run (exit $vrc)"
+	tail -n 40 "$out/console.log"
+fi
+[ -f "$out/loaded" ] && rec pass module-load || rec fail module-load
+
+# TAP: KUnit nests cases under a suite; the kselftest harness prints one
+# "ok N name" per case. Both are counted per case.
+tap_cases() { # file prefix
+	awk -v p="$2" '
+		/^[ \t]*(not )?ok [0-9]+ / {
+			line = $0; sub(/^[ \t]*/, "", line)
+			bad = (line ~ /^not ok/)
+			sub(/^(not )?ok [0-9]+ (- )?/, "", line)
+			skip = (line ~ /# *SKIP/)
+			sub(/ *#.*/, "", line)
+			indent = match($0, /[^ \t]/)
+			print (bad ? "fail" : (skip ? "skip" : "pass")), p line, indent
+		}' "$1"
+}
+for f in "$out"/kunit/*.tap; do
+	[ -f "$f" ] || continue
+	suite=$(basename "$f" .tap)
+	# Only case lines (indented); the suite line repeats their verdict.
+	while read -r v name indent; do
+		[ "$indent" -gt 1 ] || continue
+		[ "$v" = skip ] && { echo "skip $layer/$name"; continue; }
+		rec "$v" "$name"
+	done < <(tap_cases "$f" "kunit/$suite.")
+	grep -q '^ *\(not \)\?ok ' "$f" || rec fail "kunit/$suite (no results)"
+done
+ls "$out"/kunit/*.tap >/dev/null 2>&1 || rec fail "kunit (no suites ran)"
+
+for f in "$out"/selftests/*.tap; do
+	[ -f "$f" ] || continue
+	name=$(basename "$f" .tap)
+	cnt=0
+	while read -r v case indent; do
+		[ "$v" = skip ] && { echo "skip $layer/$case"; continue; }
+		rec "$v" "$case"; cnt=$((cnt + 1))
+	done < <(tap_cases "$f" "selftest/$name.")
+	rc=$(sed -n 's/^exit //p' "$out/selftests/$name.rc" 2>/dev/null)
+	if [ "$cnt" -eq 0 ] || [ "${rc:-1}" != 0 ]; then
+		rec fail "selftest/$name (exit ${rc:-none}, $cnt cases)"
+		tail -n 20 "$f"
+	fi
+done
+ls "$out"/selftests/*.tap >/dev/null 2>&1 || rec fail "selftests (none ran)"
+
+[ -f "$out/rmmod-failed" ] && rec fail rmmod || { [ -f "$out/loaded" ] && rec pass rmmod; }
+
+if [ -f "$out/dmesg.txt" ]; then
+	if "$root/tests/vm/scan-dmesg.sh" "$out/dmesg.txt" "$out/kmemleak.txt" > "$out/reports.txt"; then
+		rec pass dmesg-clean
+	else
+		cat "$out/reports.txt"
+		rec fail "dmesg-clean ($(grep -c '^==== report' "$out/reports.txt") reports, see above)"
+	fi
+else
+	rec fail "dmesg-clean (no dmesg)"
+fi
+
+# The canary's report must exist, name this module, and be the only new one.
+if [ -f "$out/canary-dmesg.txt" ]; then
+	new=$(diff <(sed -E 's/^\[[ 0-9.]+\] ?//' "$out/dmesg.txt") \
+		<(sed -E 's/^\[[ 0-9.]+\] ?//' "$out/canary-dmesg.txt") | sed -n 's/^> //p')
+	if grep -q 'BUG: KASAN: slab-out-of-bounds' <<<"$new" &&
+	   grep -q 'af_smbdirect' <<<"$new"; then
+		rec pass kasan-canary
+	else
+		rec fail "kasan-canary (KASAN did not report the deliberate out-of-bounds read)"
+	fi
+else
+	rec fail "kasan-canary (not run)"
+fi
+grep -q "^fail $layer/" "$res" && exit 1
+exit 0

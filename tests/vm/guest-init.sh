@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the test VM. The root file system is the host's, read-only over
+# 9p; everything writable is tmpfs. Sets up the networks and RDMA links the
+# tests use, runs $SD_SCRIPT from the repository share, writes its exit status
+# to the output share and powers off.
+#
+#   veth0 10.77.0.1/24 fd77::1/64  <->  veth1 10.77.0.2/24 fd77::2/64
+#   rxe0 (Soft-RoCE) on veth0, siw0 (Soft-iWARP) on lo
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp LANG=C.UTF-8
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug
+for d in /tmp /run /var/tmp /var/log /var/lib /etc/ksmbd; do
+	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
+done
+mkdir -p /run/sd-out "$SD_REPO"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 sdout /run/sd-out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro sdrepo "$SD_REPO"
+export SD_OUT=/run/sd-out
+
+status=125
+finish() {
+	echo "$status" > "$SD_OUT/status"
+	sync
+	echo "guest: exit status $status"
+	reboot -f
+}
+trap finish EXIT
+
+ip link set lo up
+ip link add veth0 type veth peer name veth1
+ip addr add 10.77.0.1/24 dev veth0
+ip addr add 10.77.0.2/24 dev veth1
+ip -6 addr add fd77::1/64 dev veth0 nodad
+ip -6 addr add fd77::2/64 dev veth1 nodad
+ip link set veth0 up
+ip link set veth1 up
+rdma link add rxe0 type rxe netdev veth0 || echo "guest: rxe0 setup failed"
+rdma link add siw0 type siw netdev lo || echo "guest: siw0 setup failed"
+
+echo "guest: $(uname -r) up; running $SD_SCRIPT"
+eval "set -- $(cat "$SD_OUT/args")"
+cd "$SD_REPO"
+bash "$SD_REPO/$SD_SCRIPT" "$@" </dev/null
+status=$?

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test VM (see guest-init.sh): loads the test build of
+# af_smbdirect.ko, collects the KUnit results, runs the kselftests, unloads,
+# and leaves everything the host judges in $SD_OUT:
+#   kunit/<suite>.tap, selftests/<name>.tap, dmesg.txt, kmemleak.txt,
+#   canary-dmesg.txt
+# Usage: check.sh SELFTEST_DIR
+set -u
+selftests=$1
+out=$SD_OUT
+mkdir -p "$out/kunit" "$out/selftests"
+
+echo "guest: insmod $SD_MODULE_DIR/af_smbdirect.ko"
+if ! insmod "$SD_MODULE_DIR/af_smbdirect.ko"; then
+	echo "guest: insmod failed"
+	dmesg > "$out/dmesg.txt"
+	exit 1
+fi
+: > "$out/loaded"
+
+# KUnit suites of a module run when it loads; the results stay in debugfs
+# until it is removed.
+for r in /sys/kernel/debug/kunit/*/results; do
+	[ -f "$r" ] || continue
+	suite=$(basename "$(dirname "$r")")
+	cp "$r" "$out/kunit/$suite.tap"
+done
+
+for t in "$selftests"/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	name=$(basename "$t")
+	echo "guest: selftest $name"
+	(cd "$selftests" && timeout 600 "$t") > "$out/selftests/$name.tap" 2>&1
+	echo "exit $?" > "$out/selftests/$name.rc"
+done
+
+if ! rmmod af_smbdirect; then
+	echo "guest: rmmod af_smbdirect failed"
+	: > "$out/rmmod-failed"
+fi
+
+# kmemleak only reports objects older than a few seconds, and needs two
+# scans to be sure.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > "$out/kmemleak.txt"
+fi
+dmesg > "$out/dmesg.txt"
+
+# Liveness check of the detector itself: a deliberate out-of-bounds read in
+# the test build must produce a KASAN report naming this module. Run last,
+# after the real verdict's dmesg was taken.
+if insmod "$SD_MODULE_DIR/af_smbdirect.ko" run_kunit=0 2>/dev/null ||
+   insmod "$SD_MODULE_DIR/af_smbdirect.ko"; then
+	echo 1 > /sys/kernel/debug/af_smbdirect/test_kasan_oob 2>/dev/null
+	rmmod af_smbdirect
+fi
+dmesg > "$out/canary-dmesg.txt"
+exit 0

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-vm.sh KDIR OUT SCRIPT [ARGS...]
+#
+# Boots KDIR's bzImage under QEMU/TCG (KVM guests hang on these machines)
+# with the host's root file system read-only over 9p, the repository and the
+# writable directory OUT as two more 9p shares, and runs SCRIPT (a path
+# inside the repository) in the guest after tests/vm/guest-init.sh has set up
+# devices, networking and RDMA links. The guest's console goes to
+# OUT/console.log and to stdout. Exit status: the script's, or 124 on timeout,
+# or 125 when the guest died without reporting one.
+#
+# Environment: SD_VM_TIMEOUT (seconds, default 1500), SD_VM_MEM (default 3G),
+# SD_MODULE_DIR (build directory holding af_smbdirect.ko), SD_VM_QUIET=1 to
+# keep the console off stdout.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+kdir=$1 out=$2 script=$3
+shift 3
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out/status" "$out/console.log"
+
+timeout=${SD_VM_TIMEOUT:-1500}
+kernel=$kdir/arch/x86/boot/bzImage
+[ -f "$kernel" ] || { echo "run-vm: no $kernel" >&2; exit 2; }
+
+# Kernel parameters with '=' that the kernel does not know reach init as
+# environment variables; that is how the guest learns its paths.
+printf '%q ' "$@" > "$out/args"
+append="console=ttyS0 loglevel=4 panic=-1 oops=panic kasan_multi_shot
+	root=sdroot rootfstype=9p ro
+	rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose
+	init=$root/tests/vm/guest-init.sh
+	SD_REPO=$root SD_SCRIPT=$script SD_MODULE_DIR=${SD_MODULE_DIR:-}
+	SD_KVER=$(basename "$kdir")"
+append=$(echo $append)
+
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2
+	-m "${SD_VM_MEM:-3G}" -nodefaults -display none -no-reboot
+	-serial stdio -monitor none
+	-kernel "$kernel" -append "$append"
+	-virtfs "local,path=/,mount_tag=sdroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$root,mount_tag=sdrepo,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$out,mount_tag=sdout,security_model=none,multidevs=remap"
+	-device virtio-rng-pci)
+
+set +e
+if [ "${SD_VM_QUIET:-0}" = 1 ]; then
+	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null >"$out/console.log" 2>&1
+else
+	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$out/console.log"
+	[ "${PIPESTATUS[0]}" -ne 124 ] || touch "$out/timed-out"
+fi
+qrc=${PIPESTATUS[0]}
+set -e
+if [ -f "$out/timed-out" ] || [ "$qrc" -eq 124 ]; then
+	echo "run-vm: TIMEOUT after ${timeout}s" >&2
+	exit 124
+fi
+if [ ! -s "$out/status" ]; then
+	echo "run-vm: the guest stopped without reporting a status (crash or panic?)" >&2
+	exit 125
+fi
+exit "$(cat "$out/status")"

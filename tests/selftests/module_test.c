@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module's load-time state, as uapi/linux/smbdirect.h documents it:
+ * the module is live, the address family it took is published read-only,
+ * is one of the documented candidates (or the forced one), and sockets of
+ * that family reach this module.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/smbdirect.h>
+
+#include "kselftest_harness.h"
+
+static int read_int_file(const char *path, int *value)
+{
+	char buf[64] = {};
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	*value = atoi(buf);
+	return 0;
+}
+
+TEST(module_is_live)
+{
+	char buf[32] = {};
+	int fd = open("/sys/module/af_smbdirect/initstate", O_RDONLY);
+
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, read(fd, buf, sizeof(buf) - 1));
+	close(fd);
+	EXPECT_STREQ("live\n", buf);
+}
+
+TEST(family_is_a_documented_candidate)
+{
+	static const int candidates[] = SMBDIRECT_FAMILY_CANDIDATES;
+	int family = -1, i, found = 0;
+
+	ASSERT_EQ(0, read_int_file(SMBDIRECT_FAMILY_SYSFS, &family));
+	for (i = 0; i < SMBDIRECT_FAMILY_NR_CANDIDATES; i++)
+		found |= candidates[i] == family;
+	EXPECT_TRUE(found) TH_LOG("family %d is not in SMBDIRECT_FAMILY_CANDIDATES", family);
+}
+
+TEST(family_parameter_is_read_only)
+{
+	int fd = open(SMBDIRECT_FAMILY_SYSFS, O_WRONLY);
+
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EACCES, errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST(family_reaches_this_module)
+{
+	int family = -1;
+	int fd;
+
+	ASSERT_EQ(0, read_int_file(SMBDIRECT_FAMILY_SYSFS, &family));
+	/*
+	 * An unregistered family gives EAFNOSUPPORT; ours answers for itself.
+	 * A socket type it does not implement is refused by the module.
+	 */
+	fd = socket(family, SOCK_RAW, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Linux 7.x has an in-tree module named smbdirect (cifs and ksmbd use it);
+ * ours is named af_smbdirect so both can be loaded at once.
+ */
+TEST(coexists_with_in_tree_smbdirect)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+	int in_tree = 0, ours = 0;
+
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, " smbdirect_socket_create_kern") &&
+		    !strstr(line, "[af_smbdirect]"))
+			in_tree = 1;
+		if (strstr(line, " af_smbdirect_family_pick\t[af_smbdirect]") ||
+		    strstr(line, " af_smbdirect_family_pick [af_smbdirect]"))
+			ours = 1;
+	}
+	fclose(f);
+	if (!in_tree)
+		SKIP(return, "this kernel has no in-tree smbdirect");
+	EXPECT_TRUE(ours);
+}
+
+TEST_HARNESS_MAIN

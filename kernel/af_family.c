@@ -11,7 +11,7 @@
 #include <linux/net.h>
 #include <linux/socket.h>
 
-#include <linux/smbdirect.h>
+#include "uapi/linux/smbdirect.h"
 
 #include "af_family.h"
 

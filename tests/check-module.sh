@@ -27,8 +27,31 @@ compile() { # name kdir extra-make-args...
 		echo "   ^ warnings in $log"
 		echo "fail module/$name" >>"$res"; rc=1; return
 	fi
+	# Exports must never collide with the in-tree smbdirect module's
+	# (smbdirect_*) or any other: ours all carry the af_smbdirect_ prefix.
+	local mdir bad
+	mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$log" | tail -n1)
+	bad=$(awk '$2 !~ /^af_smbdirect_/ { print $2 }' "$mdir/Module.symvers")
+	if [ -n "$bad" ]; then
+		echo "   exported symbols without the af_smbdirect_ prefix: $bad"
+		echo "fail module/$name" >>"$res"; rc=1; return
+	fi
 	echo "pass module/$name" >>"$res"
 	echo "   ok"
+}
+
+checkpatch() { # kernel-source
+	local files
+	files=$(cd "$root" && ls kernel/*.c kernel/*.h tests/kunit/*.c tests/kunit/*.h \
+		kernel/core/smbdirect_core.h uapi/linux/*.h 2>/dev/null)
+	echo "== checkpatch.pl --strict"
+	if (cd "$root" && "$1/scripts/checkpatch.pl" --strict --no-tree --terse \
+			--show-types --quiet -f $files); then
+		echo "pass module/checkpatch-strict" >>"$res"
+		echo "   ok"
+	else
+		echo "fail module/checkpatch-strict" >>"$res"; rc=1
+	fi
 }
 
 stock=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1)
@@ -38,6 +61,9 @@ if [ -z "$stock" ]; then
 else
 	compile "debian-$(basename "$stock" | sed 's/linux-headers-//')" "$stock"
 fi
+
+newest=$(echo $series | tr ' ' '\n' | sort -V | tail -n1)
+checkpatch "$("$root/tests/vm/fetch-kernel.sh" "$newest")"
 
 for s in $series; do
 	kdir=$("$root/tests/vm/build-kernel.sh" "$s") || {

@@ -46,6 +46,7 @@ if [ $need_bpo -eq 1 ]; then
 	. "$here/vm/apt-private.sh"
 	sd_apt_setup
 	grep bookworm-backports "$SD_APT/sources.list" > "$SD_APT/backports.list"
+	mkdir -p "$SD_APT/lists-bpo/partial"
 	$sudo apt-get -q -o "Dir::Etc::sourcelist=$SD_APT/backports.list" \
 		-o "Dir::State::Lists=$SD_APT/lists-bpo" -o APT::Get::List-Cleanup=0 \
 		update

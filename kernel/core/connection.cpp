@@ -198,8 +198,9 @@ Errc Connection::on_send_complete(u32 n, Actions &act)
 	if (n > sends_in_flight_)
 		return Errc::invalid_argument;
 	sends_in_flight_ -= n;
+	/* The refusal is on the wire; only now may the connection go. */
 	if (state_ == State::refusing && !negotiate_pending_ && sends_in_flight_ == 0)
-		return fail(refusal_, SD_CORE_REASON_NEGOTIATE_REJECTED, act);
+		static_cast<void>(fail(refusal_, SD_CORE_REASON_NEGOTIATE_REJECTED, act));
 	return Errc::ok;
 }
 
@@ -207,12 +208,14 @@ Errc Connection::on_timer(u64 now, Actions &act)
 {
 	clear(act);
 	if (state_ == State::negotiating || state_ == State::refusing) {
-		if (now >= negotiate_deadline_)
-			return fail(state_ == State::refusing ? refusal_ : Errc::ok,
-				    state_ == State::refusing ? SD_CORE_REASON_NEGOTIATE_REJECTED
-							      : SD_CORE_REASON_NEGOTIATE_TIMEOUT,
-				    act);
-		arm(act, negotiate_deadline_);
+		if (now < negotiate_deadline_) {
+			arm(act, negotiate_deadline_);
+			return Errc::ok;
+		}
+		if (state_ == State::refusing)
+			static_cast<void>(fail(refusal_, SD_CORE_REASON_NEGOTIATE_REJECTED, act));
+		else
+			static_cast<void>(fail(Errc::ok, SD_CORE_REASON_NEGOTIATE_TIMEOUT, act));
 		return Errc::ok;
 	}
 	if (state_ != State::established)
@@ -256,7 +259,24 @@ bool Connection::empty_pdu_due(u16 grant) const
 {
 	if (response_owed_ || keepalive_.probe_due())
 		return true;
-	return peer_wants_credits_ && grant > 0 && credits_.peer_low();
+	if (grant == 0)
+		return false;
+	/*
+	 * A peer without credits cannot ask for any, so it gets one whether
+	 * or not it seems to need it; topping up further is only worth a PDU
+	 * when the peer has been sending.
+	 */
+	const u16 peer = credits_.peer_credits();
+	if (peer == 0)
+		return true;
+	/*
+	 * One credit is as good as none to a peer with nothing to grant (it
+	 * is reserved for a granting PDU), but we only top it up when that
+	 * cannot leave us in the same spot, or the top-ups would bounce.
+	 */
+	if (peer == 1 && credits_.send_credits() >= 3)
+		return true;
+	return peer_wants_credits_ && credits_.peer_low();
 }
 
 bool Connection::send_ready() const
@@ -326,13 +346,14 @@ Errc Connection::produce_data(MutByteSpan buf, u32 avail, Pdu &pdu)
 	h.credits_requested = credits_.send_credit_target();
 	h.credits_granted = grant;
 	/*
-	 * Spending our last credit on data: ask for an answer so credits
-	 * come back. An empty PDU never asks, except as a probe, so answers
-	 * cannot bounce between the peers.
+	 * Down to our reserved last credit with data to send: ask for an
+	 * answer so credits come back. An empty PDU never asks, except as a
+	 * probe, so answers cannot bounce between the peers.
 	 */
-	if (keepalive_.probe_due() || (frag.length && credits_.send_credits() == 1))
+	if (keepalive_.probe_due() || (frag.length && credits_.send_credits() <= 2))
 		h.flags = flag_response_requested;
-	h.remaining_data_length = frag.remaining_after;
+	/* An empty PDU between fragments is not one of them. */
+	h.remaining_data_length = frag.length ? frag.remaining_after : 0;
 	h.data_offset = frag.length ? data_offset : 0;
 	h.data_length = frag.length;
 	if (frag.length && !buf.has(0, static_cast<usize>(data_offset) + frag.length))

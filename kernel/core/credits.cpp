@@ -57,11 +57,12 @@ Errc Credits::on_granted(u16 n)
 
 bool Credits::can_send(u16 grant) const
 {
-	if (send_credits_ == 0)
-		return false;
-	if (send_credits_ > 1)
-		return true;
-	return peer_credits_ + grant >= 1;
+	/*
+	 * What the peer already holds does not count: it may be spending
+	 * those credits right now, and if both sides spent their last credit
+	 * that way neither could ever send again.
+	 */
+	return send_credits_ > 1 || (send_credits_ == 1 && grant > 0);
 }
 
 void Credits::on_sent(u16 grant)

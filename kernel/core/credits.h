@@ -30,8 +30,8 @@ class Credits {
 	/* Send side. */
 	[[nodiscard]] Errc on_granted(u16 n);
 	/*
-	 * Deadlock rule: the last credit may only be spent if the peer still
-	 * holds a credit from us afterwards, so it can always answer.
+	 * Deadlock rule: the last credit may only be spent on a PDU that
+	 * grants the peer at least one, so the peer can always answer.
 	 */
 	[[nodiscard]] bool can_send(u16 grant) const;
 	void on_sent(u16 grant);

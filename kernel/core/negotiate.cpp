@@ -23,9 +23,14 @@ Errc validate_config(const Config &cfg)
 {
 	if (cfg.role != SD_CORE_ROLE_CLIENT && cfg.role != SD_CORE_ROLE_SERVER)
 		return Errc::config;
-	if (cfg.receive_credit_max == 0 || cfg.receive_credit_max > u16_max)
+	/*
+	 * With one credit each way the single credit can only circulate:
+	 * whichever side holds none cannot ask, so the holder must hand it
+	 * back at once, forever. Two is the smallest working setting.
+	 */
+	if (cfg.receive_credit_max < 2 || cfg.receive_credit_max > u16_max)
 		return Errc::config;
-	if (cfg.send_credit_target == 0 || cfg.send_credit_target > u16_max)
+	if (cfg.send_credit_target < 2 || cfg.send_credit_target > u16_max)
 		return Errc::config;
 	/* We must hold ourselves to the limits we check the peer against. */
 	if (cfg.max_send_size < min_receive_size || cfg.max_receive_size < min_receive_size)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "smbdirect_core.h"
+#include "core_vectors.h"
 
 namespace sdtest
 {

@@ -66,7 +66,7 @@ static const unsigned char sd_vec_buffer_descriptor[16] = {
 };
 
 /* Inputs each rejected by exactly one validation rule. */
-struct sd_vec_invalid {
+struct sd_vec_case {
 	const char *name;
 	unsigned int kind; /* SD_VEC_KIND_* */
 	unsigned int len;
@@ -74,7 +74,7 @@ struct sd_vec_invalid {
 	unsigned char bytes[SD_VEC_MAX_LEN];
 };
 
-static const struct sd_vec_invalid sd_vec_invalid[] = {
+static const struct sd_vec_case sd_vec_invalid[] = {
 	{
 		.name = "request_truncated",
 		.kind = SD_VEC_KIND_REQUEST,

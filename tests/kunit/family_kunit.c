@@ -6,8 +6,8 @@
 #include <kunit/test.h>
 #include <linux/errno.h>
 #include <linux/net.h>
-#include <linux/smbdirect.h>
 
+#include "uapi/linux/smbdirect.h"
 #include "af_family.h"
 
 struct fake_registry {
@@ -110,5 +110,6 @@ static struct kunit_suite family_suite = {
 	.name = "af_smbdirect_family",
 	.test_cases = family_cases,
 };
+
 kunit_test_suite(family_suite);
 

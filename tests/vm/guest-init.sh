@@ -12,6 +12,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C.UTF-8
 
 mount -t proc proc /proc
+# Progress markers go to the kernel log, with its timestamps.
+mark() { echo "guest: $*" > /dev/kmsg 2>/dev/null || echo "guest: $*"; }
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
@@ -35,6 +37,7 @@ finish() {
 }
 trap finish EXIT
 
+mark "mounted"
 ip link set lo up
 ip link add veth0 type veth peer name veth1
 ip addr add 10.77.0.1/24 dev veth0
@@ -43,10 +46,11 @@ ip -6 addr add fd77::1/64 dev veth0 nodad
 ip -6 addr add fd77::2/64 dev veth1 nodad
 ip link set veth0 up
 ip link set veth1 up
+mark "network up"
 rdma link add rxe0 type rxe netdev veth0 || echo "guest: rxe0 setup failed"
 rdma link add siw0 type siw netdev lo || echo "guest: siw0 setup failed"
 
-echo "guest: $(uname -r) up; running $SD_SCRIPT"
+mark "$(uname -r) up; running $SD_SCRIPT"
 eval "set -- $(cat "$SD_OUT/args")"
 cd "$SD_REPO"
 bash "$SD_REPO/$SD_SCRIPT" "$@" </dev/null

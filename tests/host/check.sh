@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host checks of the protocol core: what `make check-host` runs.
+#
+#   tests/host/check.sh <repo-root> <build-dir>
+#
+# 1. GoogleTest under ASan + UBSan (gcc, the kernel's compiler)
+# 2. every libFuzzer target for SMBDIRECT_FUZZ_SECONDS (default 60) each,
+#    seeded from tests/fuzz/corpus/<target>, new inputs kept in the build dir
+# 3. clang source-based coverage of kernel/core from the GoogleTest run;
+#    fails below 90 % of lines
+#
+# One line per result is appended to $SMBDIRECT_RESULTS (if set):
+# "pass host/<Suite.Test>", "fail fuzz/<target>", "pass host/coverage", ...
+set -u -o pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 <repo-root> <build-dir>" >&2
+	exit 2
+fi
+repo=$(realpath "$1")
+mkdir -p "$2"
+build=$(realpath "$2")
+results=${SMBDIRECT_RESULTS:-}
+fuzz_seconds=${SMBDIRECT_FUZZ_SECONDS:-60}
+jobs=$(($(nproc) + 1))
+min_coverage=90
+clangxx=${CLANGXX:-$(command -v clang++-14 || command -v clang++)}
+clang=${CLANG:-$(command -v clang-14 || command -v clang)}
+llvm_profdata=$(command -v llvm-profdata-14 || command -v llvm-profdata)
+llvm_cov=$(command -v llvm-cov-14 || command -v llvm-cov)
+status=0
+
+record() { # record pass|fail name
+	[ -n "$results" ] && echo "$1 $2" >>"$results"
+	[ "$1" = pass ] || status=1
+}
+
+section() {
+	echo
+	echo "=== $* ==="
+}
+
+configure_build() { # dir, cmake args...
+	local dir=$1
+	shift
+	cmake -S "$repo/userspace" -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >"$dir.configure.log" 2>&1 &&
+		cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "build in $dir failed:"
+		tail -n 60 "$dir.build.log" 2>/dev/null || tail -n 60 "$dir.configure.log"
+	fi
+	return $rc
+}
+
+# Runs the gtest binary, prints failures with their messages, records one
+# line per test case. Returns non-zero if any failed or it crashed.
+run_gtest() { # binary xml
+	local bin=$1 xml=$2
+	rm -f "$xml"
+	"$bin" --gtest_output="xml:$xml" --gtest_brief=1
+	local rc=$?
+	if [ ! -s "$xml" ]; then
+		echo "gtest produced no report (exit $rc): crashed or sanitizer abort"
+		record fail host/core_tests
+		return 1
+	fi
+	python3 - "$xml" "$results" <<'PY' || rc=1
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+out = open(sys.argv[2], "a") if sys.argv[2] else None
+failed = 0
+total = 0
+for case in root.iter("testcase"):
+    if case.get("result", "completed") == "skipped":
+        continue
+    total += 1
+    name = f"{case.get('classname')}.{case.get('name')}"
+    fails = case.findall("failure")
+    if out:
+        out.write(f"{'fail' if fails else 'pass'} host/{name}\n")
+    if fails:
+        failed += 1
+        print(f"FAILED host/{name}")
+        for f in fails:
+            print("    " + (f.get("message") or "").replace("\n", "\n    "))
+print(f"gtest: {total - failed} passed, {failed} failed, {total} total")
+sys.exit(1 if failed else 0)
+PY
+	[ $rc -eq 0 ] || status=1
+	return $rc
+}
+
+# --- 1. GoogleTest + ASan/UBSan ------------------------------------------
+section "host unit tests (gcc, ASan + UBSan)"
+if configure_build "$build/host-asan" -DSD_SANITIZE=ON \
+	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		run_gtest "$build/host-asan/tests/host/core_tests" "$build/host-asan/core_tests.xml"
+else
+	record fail host/build
+fi
+
+# --- 2. libFuzzer -----------------------------------------------------------
+section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"
+fuzz_dir="$build/fuzz"
+targets=$(sed -n 's/^sd_fuzz_target(\([a-z_0-9]*\).*/\1/p' "$repo/tests/fuzz/CMakeLists.txt")
+if [ -z "$clangxx" ]; then
+	echo "no clang++: cannot build fuzzers"
+	for t in $targets; do record fail "fuzz/$t"; done
+elif configure_build "$fuzz_dir" -DSD_FUZZ=ON -DSD_HOST_TESTS=OFF \
+	-DCMAKE_C_COMPILER="$clang" -DCMAKE_CXX_COMPILER="$clangxx"; then
+	for t in $targets; do
+		work="$fuzz_dir/corpus/$t"
+		mkdir -p "$work" "$fuzz_dir/artifacts"
+		log="$fuzz_dir/$t.log"
+		# New finds go to the build dir's corpus; the repo's is read-only seed.
+		"$fuzz_dir/tests/fuzz/$t" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+			-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$fuzz_dir/artifacts/$t-" \
+			"$work" "$repo/tests/fuzz/corpus/$t" >"$log" 2>&1
+		rc=$?
+		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
+		rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)
+		echo "fuzz/$t: ${execs:-?} execs total, ${rate:-?} execs/s, $(ls "$work" | wc -l) new corpus entries (exit $rc)"
+		if [ $rc -eq 0 ]; then
+			record pass "fuzz/$t"
+		else
+			echo "fuzz/$t FAILED; tail of $log:"
+			tail -n 40 "$log"
+			ls "$fuzz_dir/artifacts/" | grep "^$t-" | sed 's/^/  artifact: /'
+			record fail "fuzz/$t"
+		fi
+	done
+else
+	for t in $targets; do record fail "fuzz/$t"; done
+fi
+
+# --- 3. coverage ------------------------------------------------------------
+section "kernel/core line coverage (clang source-based, from the unit tests)"
+cov_dir="$build/coverage"
+if [ -n "$clangxx" ] && configure_build "$cov_dir" -DSD_COVERAGE=ON \
+	-DCMAKE_C_COMPILER="$clang" -DCMAKE_CXX_COMPILER="$clangxx"; then
+	rm -f "$cov_dir"/*.profraw
+	LLVM_PROFILE_FILE="$cov_dir/core-%p.profraw" \
+		"$cov_dir/tests/host/core_tests" --gtest_brief=1 >"$cov_dir/run.log" 2>&1
+	"$llvm_profdata" merge -sparse "$cov_dir"/*.profraw -o "$cov_dir/core.profdata"
+	"$llvm_cov" report "$cov_dir/tests/host/core_tests" -instr-profile="$cov_dir/core.profdata" \
+		"$repo"/kernel/core/*.cpp "$repo"/kernel/core/*.h | tee "$cov_dir/report.txt"
+	pct=$("$llvm_cov" export -summary-only "$cov_dir/tests/host/core_tests" \
+		-instr-profile="$cov_dir/core.profdata" "$repo"/kernel/core/*.cpp "$repo"/kernel/core/*.h |
+		python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["data"][0]["totals"]["lines"]["percent"])')
+	echo "kernel/core line coverage: ${pct}%"
+	if python3 -c "import sys; sys.exit(0 if float('$pct') >= $min_coverage else 1)"; then
+		record pass host/coverage
+	else
+		echo "coverage below ${min_coverage}%"
+		record fail host/coverage
+	fi
+else
+	record fail host/coverage
+fi
+
+exit $status

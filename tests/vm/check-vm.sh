@@ -71,21 +71,30 @@ for f in "$out"/kunit/*.tap; do
 done
 ls "$out"/kunit/*.tap >/dev/null 2>&1 || rec fail "kunit (no suites ran)"
 
-for f in "$out"/selftests/*.tap; do
-	[ -f "$f" ] || continue
-	name=$(basename "$f" .tap)
-	cnt=0
-	while read -r v case indent; do
-		[ "$v" = skip ] && { echo "skip $layer/$case"; continue; }
-		rec "$v" "$case"; cnt=$((cnt + 1))
-	done < <(tap_cases "$f" "selftest/$name.")
-	rc=$(sed -n 's/^exit //p' "$out/selftests/$name.rc" 2>/dev/null)
-	if [ "$cnt" -eq 0 ] || [ "${rc:-1}" != 0 ]; then
-		rec fail "selftest/$name (exit ${rc:-none}, $cnt cases)"
-		tail -n 20 "$f"
-	fi
-done
+tap_dir() { # dir kind
+	local f name cnt rc
+	for f in "$out/$1"/*.tap; do
+		[ -f "$f" ] || continue
+		name=$(basename "$f" .tap)
+		cnt=0
+		while read -r v case indent; do
+			[ "$v" = skip ] && { echo "skip $layer/$case"; continue; }
+			rec "$v" "$case"; cnt=$((cnt + 1))
+		done < <(tap_cases "$f" "$2/$name.")
+		rc=$(sed -n 's/^exit //p' "$out/$1/$name.rc" 2>/dev/null)
+		if [ "$cnt" -eq 0 ] || [ "${rc:-1}" != 0 ]; then
+			rec fail "$2/$name (exit ${rc:-none}, $cnt cases)"
+			tail -n 20 "$f"
+		fi
+		if grep -q '^not ok' "$f"; then
+			echo "---- $2/$name: failing cases and their output"
+			grep -B 15 '^not ok' "$f" | head -n 80
+		fi
+	done
+}
+tap_dir selftests selftest
 ls "$out"/selftests/*.tap >/dev/null 2>&1 || rec fail "selftests (none ran)"
+tap_dir interop interop
 
 [ -f "$out/rmmod-failed" ] && rec fail rmmod || { [ -f "$out/loaded" ] && rec pass rmmod; }
 

@@ -2,23 +2,149 @@
 /*
  * AF_SMBDIRECT: the SMB-Direct transport ([MS-SMBD] v1.0) as a socket family.
  *
- * A module cannot extend AF_MAX, so af_smbdirect.ko takes an address-family
- * slot that no protocol has registered on the running kernel, chosen at load
- * time, and publishes it read-only in SMBDIRECT_FAMILY_SYSFS. Applications
- * read that file (libsmbdirect's smbdirect_socket() does) instead of using a
- * constant. An administrator may force a slot: modprobe af_smbdirect family=N;
- * the module then refuses to load if N is taken.
+ * Family number. A module cannot extend AF_MAX, so af_smbdirect.ko takes an
+ * address-family slot that no protocol has registered on the running
+ * kernel, chosen at load time, and publishes it read-only in
+ * SMBDIRECT_FAMILY_SYSFS. Applications read that file instead of using a
+ * constant. An administrator may force a slot with
+ * "modprobe af_smbdirect family=N"; the module then refuses to load if N is
+ * taken. Without a forced slot it tries, in order, families that upstream
+ * Linux retired or never implemented: SMBDIRECT_FAMILY_CANDIDATES.
  *
- * Without a forced slot the module tries, in this order, families that
- * upstream Linux retired or never implemented: SMBDIRECT_FAMILY_CANDIDATES.
+ * Addresses are struct sockaddr_in / sockaddr_in6 (sin_family AF_INET or
+ * AF_INET6), ports as for TCP: SMB-Direct listens on 445 over InfiniBand
+ * and RoCE, 5445 over iWARP.
+ *
+ * Socket types:
+ *   SOCK_STREAM     a drop-in for SMB over TCP port 445: the application
+ *                   writes 4-byte big-endian length-prefixed messages, split
+ *                   across send calls any way it likes; each becomes one
+ *                   SMB-Direct message. Received messages are read back with
+ *                   the same prefix. A length above the negotiated maximum
+ *                   fails the send with EMSGSIZE.
+ *   SOCK_SEQPACKET  one sendmsg is one SMB-Direct message; one recvmsg
+ *                   returns one message (MSG_TRUNC when the buffer is short).
  */
 #ifndef _UAPI_LINUX_SMBDIRECT_H
 #define _UAPI_LINUX_SMBDIRECT_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
 
 #define SMBDIRECT_FAMILY_SYSFS "/sys/module/af_smbdirect/parameters/family"
 
 /* AF_IRDA, AF_WANPIPE, AF_ECONET, AF_IPX, AF_DECnet, AF_ASH, AF_SNA, AF_NETBEUI */
 #define SMBDIRECT_FAMILY_CANDIDATES { 23, 25, 19, 4, 12, 18, 22, 13 }
 #define SMBDIRECT_FAMILY_NR_CANDIDATES 8
+
+#define SMBDIRECT_PORT 445		/* InfiniBand, RoCE */
+#define SMBDIRECT_PORT_IWARP 5445	/* iWARP */
+
+/*
+ * Socket options, level SOL_SMBDIRECT, value int. Local negotiation
+ * parameters: set before connect() or listen() (EISCONN afterwards);
+ * accepted sockets inherit the listener's. Defaults come from the module
+ * parameters of the same names (those of ksmbd and cifs.ko).
+ */
+#define SOL_SMBDIRECT 0x5344
+
+#define SMBDIRECT_OPT_RECEIVE_CREDIT_MAX	1 /* receive buffers posted */
+#define SMBDIRECT_OPT_SEND_CREDIT_TARGET	2 /* credits asked of the peer */
+#define SMBDIRECT_OPT_MAX_SEND_SIZE		3 /* bytes per PDU sent */
+#define SMBDIRECT_OPT_MAX_RECEIVE_SIZE		4 /* bytes per receive buffer */
+#define SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE	5 /* largest message received */
+#define SMBDIRECT_OPT_MAX_READ_WRITE_SIZE	6 /* bytes per RDMA read/write */
+#define SMBDIRECT_OPT_KEEPALIVE_INTERVAL	7 /* seconds idle before a probe; 0 off */
+
+/* Transport kinds in struct smbdirect_params. */
+#define SMBDIRECT_TRANSPORT_IB		1
+#define SMBDIRECT_TRANSPORT_ROCE	2
+#define SMBDIRECT_TRANSPORT_IWARP	3
+
+#define SMBDIRECT_IOC_MAGIC 0xD5
+
+/*
+ * Every ioctl argument begins with its own size: the caller sets it to
+ * sizeof() of the struct it was compiled with, so the struct can grow.
+ * Unknown flags are EINVAL.
+ */
+
+/* The connection's negotiated parameters (connected sockets only). */
+struct smbdirect_params {
+	__u32 size;
+	__u32 version;			/* negotiated, 0x0100 */
+	__u32 max_send_size;		/* effective: min(ours, peer's receive) */
+	__u32 max_receive_size;
+	__u32 max_fragmented_send_size;	/* the peer's limit */
+	__u32 max_fragmented_receive_size; /* ours */
+	__u32 max_read_write_size;
+	__u32 send_credit_target;	/* what the peer asked of us */
+	__u32 receive_credit_max;	/* receives we keep posted */
+	__u32 initiator_depth;		/* RDMA reads we issue at once */
+	__u32 responder_resources;	/* RDMA reads we serve at once */
+	__u32 keepalive_interval;	/* seconds; 0 off */
+	__u32 transport;		/* SMBDIRECT_TRANSPORT_* */
+	__u32 reserved;
+};
+
+#define SMBDIRECT_IOC_GET_PARAMS _IOWR(SMBDIRECT_IOC_MAGIC, 1, struct smbdirect_params)
+
+/* Buffer Descriptor V1 exactly as it travels inside SMB2: little-endian. */
+struct smbdirect_buffer_descriptor_v1 {
+	__le64 offset;
+	__le32 token;
+	__le32 length;
+};
+
+/* What the peer may do with a registration. */
+#define SMBDIRECT_ACCESS_PEER_READ	0x1 /* peer RDMA-reads it (SMB2 WRITE) */
+#define SMBDIRECT_ACCESS_PEER_WRITE	0x2 /* peer RDMA-writes it (SMB2 READ) */
+#define SMBDIRECT_REG_REMOTE_INVALIDATE	0x4 /* peer may send-with-invalidate */
+
+/* Register user memory for the peer. */
+struct smbdirect_register {
+	__u32 size;
+	__u32 flags;		/* in: SMBDIRECT_ACCESS_* | SMBDIRECT_REG_* */
+	__u64 iov;		/* in: const struct iovec * */
+	__u32 iov_count;	/* in */
+	__u32 desc_count;	/* in: room at desc; out: descriptors written */
+	__u64 desc;		/* in: struct smbdirect_buffer_descriptor_v1 * */
+	__u64 id;		/* out: registration id */
+};
+
+#define SMBDIRECT_IOC_REGISTER _IOWR(SMBDIRECT_IOC_MAGIC, 2, struct smbdirect_register)
+
+struct smbdirect_deregister {
+	__u32 size;
+	__u32 flags;		/* none defined */
+	__u64 id;
+};
+
+#define SMBDIRECT_IOC_DEREGISTER _IOW(SMBDIRECT_IOC_MAGIC, 3, struct smbdirect_deregister)
+
+/*
+ * RDMA between local memory and the peer's descriptors. READV: from the
+ * peer's buffers into iov (SMB2 WRITE on a server); WRITEV: from iov into
+ * the peer's buffers (SMB2 READ on a server). Returns bytes moved in bytes.
+ */
+struct smbdirect_rdma {
+	__u32 size;
+	__u32 flags;		/* none defined */
+	__u64 iov;		/* struct iovec * */
+	__u32 iov_count;
+	__u32 desc_count;
+	__u64 desc;		/* const struct smbdirect_buffer_descriptor_v1 * */
+	__u64 bytes;		/* out */
+};
+
+#define SMBDIRECT_IOC_RDMA_READV _IOWR(SMBDIRECT_IOC_MAGIC, 4, struct smbdirect_rdma)
+#define SMBDIRECT_IOC_RDMA_WRITEV _IOWR(SMBDIRECT_IOC_MAGIC, 5, struct smbdirect_rdma)
+
+/*
+ * sendmsg control message, level SOL_SMBDIRECT, data __u32 token: send this
+ * message with SEND_WITH_INVALIDATE of the peer's token (the server's answer
+ * to SMB2_CHANNEL_RDMA_V1_INVALIDATE).
+ */
+#define SMBDIRECT_CMSG_SEND_INVALIDATE 1
 
 #endif /* _UAPI_LINUX_SMBDIRECT_H */

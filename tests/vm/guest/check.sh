@@ -36,6 +36,17 @@ for t in "$selftests"/*; do
 	echo "exit $?" > "$out/selftests/$name.rc"
 done
 
+# Interop scripts (tests/interop/*.sh) print TAP; they start and stop the
+# peers they need (ksmbd, cifs mounts) themselves.
+mkdir -p "$out/interop"
+for t in "$SD_REPO"/tests/interop/*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	echo "guest: interop $name"
+	SD_SELFTESTS=$selftests timeout 900 bash "$t" > "$out/interop/$name.tap" 2>&1
+	echo "exit $?" > "$out/interop/$name.rc"
+done
+
 if ! rmmod af_smbdirect; then
 	echo "guest: rmmod af_smbdirect failed"
 	: > "$out/rmmod-failed"

@@ -16,7 +16,8 @@ namespace sd
 class ByteSpan {
     public:
 	constexpr ByteSpan() = default;
-	constexpr ByteSpan(const u8 *data, usize size) : data_(size ? data : nullptr), size_(data ? size : 0)
+	constexpr ByteSpan(const u8 *data, usize size)
+	    : data_(size ? data : nullptr), size_(data ? size : 0)
 	{
 	}
 
@@ -53,7 +54,8 @@ class ByteSpan {
 class MutByteSpan {
     public:
 	constexpr MutByteSpan() = default;
-	constexpr MutByteSpan(u8 *data, usize size) : data_(size ? data : nullptr), size_(data ? size : 0)
+	constexpr MutByteSpan(u8 *data, usize size)
+	    : data_(size ? data : nullptr), size_(data ? size : 0)
 	{
 	}
 

@@ -64,16 +64,15 @@ int sd_core_on_connected(struct sd_core_conn *conn, unsigned long long now_ms,
 	return to_c(engine(conn)->on_connected(now_ms, *act));
 }
 
-int sd_core_on_recv(struct sd_core_conn *conn, unsigned long long now_ms,
-		    const unsigned char *buf, unsigned int len, struct sd_core_actions *act)
+int sd_core_on_recv(struct sd_core_conn *conn, unsigned long long now_ms, const unsigned char *buf,
+		    unsigned int len, struct sd_core_actions *act)
 {
 	if (!args_ok(conn, act) || (!buf && len))
 		return SD_CORE_E_INVALID_ARGUMENT;
 	return to_c(engine(conn)->on_recv(now_ms, ByteSpan(buf, len), *act));
 }
 
-int sd_core_on_send_complete(struct sd_core_conn *conn, unsigned int n,
-			     struct sd_core_actions *act)
+int sd_core_on_send_complete(struct sd_core_conn *conn, unsigned int n, struct sd_core_actions *act)
 {
 	if (!args_ok(conn, act))
 		return SD_CORE_E_INVALID_ARGUMENT;
@@ -181,12 +180,12 @@ void sd_core_stream_prefix(unsigned int length, unsigned char out[4])
 		stream_prefix(length, out);
 }
 
-int sd_core_buffer_descriptor_encode(const struct sd_core_buffer_descriptor *d,
-				     unsigned char *buf, unsigned int cap)
+int sd_core_buffer_descriptor_encode(const struct sd_core_buffer_descriptor *d, unsigned char *buf,
+				     unsigned int cap)
 {
 	if (!d || !buf)
 		return SD_CORE_E_INVALID_ARGUMENT;
-	const auto n = encode_buffer_descriptor(BufferDescriptor{d->offset, d->token, d->length},
+	const auto n = encode_buffer_descriptor(BufferDescriptor{ d->offset, d->token, d->length },
 						MutByteSpan(buf, cap));
 	return to_c(n.error());
 }
@@ -205,8 +204,8 @@ int sd_core_buffer_descriptor_decode(const unsigned char *buf, unsigned int len,
 	if (n > max_out)
 		return SD_CORE_E_BUFFER_TOO_SMALL;
 	for (u32 i = 0; i < n; i++) {
-		const auto d = decode_buffer_descriptor(
-			in.sub(i * SD_CORE_BUFFER_DESCRIPTOR_V1_SIZE, SD_CORE_BUFFER_DESCRIPTOR_V1_SIZE));
+		const auto d = decode_buffer_descriptor(in.sub(
+			i * SD_CORE_BUFFER_DESCRIPTOR_V1_SIZE, SD_CORE_BUFFER_DESCRIPTOR_V1_SIZE));
 		if (!d.ok())
 			return to_c(d.error());
 		out[i].offset = d.value().offset;

@@ -25,7 +25,8 @@ Errc Connection::init(const Config &cfg)
 	SD_TRY(validate_config(cfg));
 	__builtin_memset(this, 0, sizeof(*this));
 	cfg_ = cfg;
-	credits_.init(static_cast<u16>(cfg.receive_credit_max), static_cast<u16>(cfg.send_credit_target));
+	credits_.init(static_cast<u16>(cfg.receive_credit_max),
+		      static_cast<u16>(cfg.send_credit_target));
 	fragmenter_.init();
 	reassembly_.init(cfg.max_fragmented_size);
 	keepalive_.init(cfg.keepalive_interval_ms, cfg.keepalive_timeout_ms);
@@ -159,12 +160,14 @@ Errc Connection::on_recv(u64 now, ByteSpan pdu, Actions &act)
 {
 	clear(act);
 	const bool server = cfg_.role == SD_CORE_ROLE_SERVER;
-	const bool awaiting_negotiate =
-		(state_ == State::negotiating && !negotiate_pending_) || (state_ == State::init && server);
+	const bool awaiting_negotiate = (state_ == State::negotiating && !negotiate_pending_) ||
+					(state_ == State::init && server);
 
-	if (state_ == State::closed || state_ == State::refusing || (state_ == State::init && !server))
+	if (state_ == State::closed || state_ == State::refusing ||
+	    (state_ == State::init && !server))
 		return Errc::bad_state;
-	const u32 limit = state_ == State::established ? params_.max_receive_size : cfg_.max_receive_size;
+	const u32 limit =
+		state_ == State::established ? params_.max_receive_size : cfg_.max_receive_size;
 	if (pdu.size() > limit)
 		return fail(Errc::pdu_too_long, SD_CORE_REASON_PROTOCOL_ERROR, act);
 	if (!awaiting_negotiate) {
@@ -336,7 +339,7 @@ Errc Connection::produce_data(MutByteSpan buf, u32 avail, Pdu &pdu)
 	if (!credits_.can_send(grant))
 		return Errc::again;
 
-	Fragment frag{0, 0, 0};
+	Fragment frag{ 0, 0, 0 };
 	if (fragmenter_.active())
 		frag = fragmenter_.next(params_.max_send_size - data_offset, avail);
 	if (frag.length == 0 && !empty_pdu_due(grant))

@@ -26,7 +26,7 @@ Errc Fragmenter::begin(u32 length, u32 max_fragmented_send_size)
 Fragment Fragmenter::next(u32 max_payload, u32 avail) const
 {
 	const u32 n = min(remaining(), min(max_payload, avail));
-	return Fragment{offset_, n, remaining() - n};
+	return Fragment{ offset_, n, remaining() - n };
 }
 
 void Fragmenter::advance(u32 n)

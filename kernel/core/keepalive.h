@@ -15,8 +15,19 @@ namespace sd
 
 class Keepalive {
     public:
-	enum class State : u8 { off, idle, probe_due, probe_sent, dead };
-	enum class Fire : u8 { rearm, send_probe, dead, none };
+	enum class State : u8 {
+		off,
+		idle,
+		probe_due,
+		probe_sent,
+		dead
+	};
+	enum class Fire : u8 {
+		rearm,
+		send_probe,
+		dead,
+		none
+	};
 
 	void init(u32 interval_ms, u32 timeout_ms);
 	/* Negotiation finished; returns the first deadline (0: disabled). */

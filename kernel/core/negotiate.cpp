@@ -67,7 +67,8 @@ Params server_params(const Config &cfg, const NegotiateRequest &req)
 	p.max_fragmented_receive_size = cfg.max_fragmented_size;
 	p.max_read_write_size = cfg.max_read_write_size;
 	p.peer_credit_target = req.credits_requested;
-	p.receive_credit_target = static_cast<u16>(min<u32>(cfg.receive_credit_max, req.credits_requested));
+	p.receive_credit_target =
+		static_cast<u16>(min<u32>(cfg.receive_credit_max, req.credits_requested));
 	return p;
 }
 
@@ -109,7 +110,8 @@ Result<Params> client_params(const Config &cfg, const NegotiateResponse &resp)
 	p.max_fragmented_receive_size = cfg.max_fragmented_size;
 	p.max_read_write_size = min(cfg.max_read_write_size, resp.max_read_write_size);
 	p.peer_credit_target = resp.credits_requested;
-	p.receive_credit_target = static_cast<u16>(min<u32>(cfg.receive_credit_max, resp.credits_requested));
+	p.receive_credit_target =
+		static_cast<u16>(min<u32>(cfg.receive_credit_max, resp.credits_requested));
 	return p;
 }
 

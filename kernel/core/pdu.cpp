@@ -49,8 +49,6 @@ Result<NegotiateRequest> decode_negotiate_request(ByteSpan pdu)
 		return Errc::zero_credits_requested;
 	if (r.max_receive_size < min_receive_size)
 		return Errc::receive_size_too_small;
-	if (r.max_fragmented_size < min_fragmented_size)
-		return Errc::fragmented_size_too_small;
 	return r;
 }
 
@@ -126,7 +124,7 @@ Result<BufferDescriptor> decode_buffer_descriptor(ByteSpan bytes)
 	if (!bytes.has(0, sizeof(wire::BufferDescriptorV1)))
 		return Errc::truncated;
 	const auto w = load<wire::BufferDescriptorV1>(bytes);
-	return BufferDescriptor{w.offset.get(), w.token.get(), w.length.get()};
+	return BufferDescriptor{ w.offset.get(), w.token.get(), w.length.get() };
 }
 
 Result<usize> encode_negotiate_request(const NegotiateRequest &req, MutByteSpan out)

@@ -28,7 +28,7 @@ Result<Slice> Reassembly::on_fragment(const DataHeader &h)
 	expected_remaining_ = h.remaining_data_length;
 	if (expected_remaining_ == 0)
 		flags |= SD_CORE_DELIVER_LAST;
-	return Slice{h.data_offset, h.data_length, flags, message_length_};
+	return Slice{ h.data_offset, h.data_length, flags, message_length_ };
 }
 
 } // namespace sd

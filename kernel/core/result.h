@@ -13,7 +13,10 @@ namespace sd
 {
 
 /* The C header's codes are the single source of truth for the numbers. */
+/* clang-format 14 mangles an attributed enum-base. */
+// clang-format off
 enum class [[nodiscard]] Errc : i32 {
+	// clang-format on
 	ok = SD_CORE_OK,
 	again = SD_CORE_E_AGAIN,
 	invalid_argument = SD_CORE_E_INVALID_ARGUMENT,

@@ -29,7 +29,8 @@ Errc stream_parse(sd_core_stream_parser &p, ByteSpan in, sd_core_stream_chunk &o
 			out.consumed = take;
 			return Errc::ok;
 		}
-		const u32 len = static_cast<u32>(prefix[0]) << 24 | static_cast<u32>(prefix[1]) << 16 |
+		const u32 len = static_cast<u32>(prefix[0]) << 24 |
+				static_cast<u32>(prefix[1]) << 16 |
 				static_cast<u32>(prefix[2]) << 8 | prefix[3];
 		if (len == 0)
 			return Errc::empty_message;

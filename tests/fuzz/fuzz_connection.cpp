@@ -143,7 +143,7 @@ struct Fuzz {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	Input in{data, size};
+	Input in{ data, size };
 	Fuzz f;
 	sd_core_config_default(&f.cfg, in.take(1) & 1);
 	f.cfg.receive_credit_max = 2 + in.take(1) % 63;
@@ -174,9 +174,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 3: {
-			NegotiateRequest r{static_cast<u16>(in.take(2)), static_cast<u16>(in.take(2)),
-					   static_cast<u16>(in.take(2)), in.take(2) + 100, in.take(2) + 100,
-					   131072 + in.take(2)};
+			NegotiateRequest r{ static_cast<u16>(in.take(2)),
+					    static_cast<u16>(in.take(2)),
+					    static_cast<u16>(in.take(2)),
+					    in.take(2) + 100,
+					    in.take(2) + 100,
+					    131072 + in.take(2) };
 			if (in.take(1) & 1)
 				r.min_version = r.max_version = version_1;
 			uint8_t b[20];
@@ -185,9 +188,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 4: {
-			NegotiateResponse r{version_1, version_1, version_1, static_cast<u16>(in.take(1)),
-					    static_cast<u16>(in.take(1)), in.take(1) ? 0u : 0xc00000bbu,
-					    in.take(4), in.take(2) + 100, in.take(2) + 100, 131072 + in.take(2)};
+			NegotiateResponse r{ version_1,
+					     version_1,
+					     version_1,
+					     static_cast<u16>(in.take(1)),
+					     static_cast<u16>(in.take(1)),
+					     in.take(1) ? 0u : 0xc00000bbu,
+					     in.take(4),
+					     in.take(2) + 100,
+					     in.take(2) + 100,
+					     131072 + in.take(2) };
 			uint8_t b[32];
 			check(encode_negotiate_response(r, MutByteSpan(b, 32)).ok());
 			f.recv(b, 32);
@@ -195,8 +205,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 5: {
 			unsigned len = in.take(2) % 2048;
-			DataHeader h{static_cast<u16>(in.take(1)), static_cast<u16>(in.take(1) % 8),
-				     static_cast<u16>(in.take(1) & 1), in.take(1) % 4 ? in.take(2) : 0, 24, len};
+			DataHeader h{ static_cast<u16>(in.take(1)),
+				      static_cast<u16>(in.take(1) % 8),
+				      static_cast<u16>(in.take(1) & 1),
+				      in.take(1) % 4 ? in.take(2) : 0,
+				      24,
+				      len };
 			uint8_t buf[24 + 2048];
 			check(encode_data_header(h, MutByteSpan(buf, sizeof(buf))).ok());
 			memset(buf + 24, 0x5a, len);
@@ -217,7 +231,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			f.produce(in.take(2) % 4096, in.take(2));
 			break;
 		case 10:
-			f.after(sd_core_disconnect(&f.conn, static_cast<int>(in.take(1) % 7), &a), a);
+			f.after(sd_core_disconnect(&f.conn, static_cast<int>(in.take(1) % 7), &a),
+				a);
 			break;
 		}
 	}

@@ -80,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data_in, size_t size)
 
 	sd_core_buffer_descriptor d[8];
 	unsigned n;
-	if (sd_core_buffer_descriptor_decode(copy, static_cast<unsigned>(size), d, 8, &n) == SD_CORE_OK)
+	if (sd_core_buffer_descriptor_decode(copy, static_cast<unsigned>(size), d, 8, &n) ==
+	    SD_CORE_OK)
 		check(n * 16u == size);
 
 	sd_core_stream_parser p;

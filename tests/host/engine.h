@@ -10,8 +10,25 @@
 #include <string>
 #include <vector>
 
+#include <ostream>
+
+#include "result.h"
 #include "smbdirect_core.h"
 #include "core_vectors.h"
+
+// Readable failure messages: "Errc(17)" rather than a byte dump.
+namespace sd
+{
+inline void PrintTo(Errc e, std::ostream *os)
+{
+	*os << "Errc(" << static_cast<int>(e) << ")";
+}
+} // namespace sd
+
+inline void PrintTo(const sd_vec_case &v, std::ostream *os)
+{
+	*os << v.name;
+}
 
 namespace sdtest
 {
@@ -34,11 +51,11 @@ struct Engine {
 	bool disconnected = false;
 	int disconnect_reason = 0;
 	int disconnect_error = 0;
-	unsigned reposts_owed = 0; // buffers the glue may post again
-	std::deque<Bytes> out; // produced PDUs, oldest first
+	unsigned reposts_owed = 0;   // buffers the glue may post again
+	std::deque<Bytes> out;	     // produced PDUs, oldest first
 	std::vector<Bytes> messages; // completed received messages
-	Bytes partial; // message being reassembled
-	unsigned held = 0; // receive buffers holding undelivered data
+	Bytes partial;		     // message being reassembled
+	unsigned held = 0;	     // receive buffers holding undelivered data
 	bool established = false;
 
 	explicit Engine(const sd_core_config &c) : cfg(c)
@@ -97,7 +114,8 @@ struct Engine {
 	int recv(const Bytes &pdu)
 	{
 		sd_core_actions a;
-		int rc = sd_core_on_recv(&conn, now, pdu.data(), static_cast<unsigned>(pdu.size()), &a);
+		int rc = sd_core_on_recv(&conn, now, pdu.data(), static_cast<unsigned>(pdu.size()),
+					 &a);
 		apply(a, pdu.data());
 		return rc;
 	}

@@ -44,7 +44,8 @@ TEST(CApi, NullArgumentsAreRejected)
 	EXPECT_EQ(sd_core_on_timer(nullptr, 0, &a), SD_CORE_E_INVALID_ARGUMENT);
 	EXPECT_EQ(sd_core_send_message(nullptr, 1, &a), SD_CORE_E_INVALID_ARGUMENT);
 	EXPECT_EQ(sd_core_next_pdu(&conn, nullptr, 0, 0, &pdu), SD_CORE_E_INVALID_ARGUMENT);
-	EXPECT_EQ(sd_core_next_pdu_copy(&conn, buf, 64, nullptr, 3, &pdu), SD_CORE_E_INVALID_ARGUMENT);
+	EXPECT_EQ(sd_core_next_pdu_copy(&conn, buf, 64, nullptr, 3, &pdu),
+		  SD_CORE_E_INVALID_ARGUMENT);
 	EXPECT_EQ(sd_core_disconnect(nullptr, 1, &a), SD_CORE_E_INVALID_ARGUMENT);
 	EXPECT_EQ(sd_core_get_params(nullptr, nullptr), SD_CORE_E_INVALID_ARGUMENT);
 	sd_core_get_stats(nullptr, nullptr);
@@ -64,8 +65,9 @@ TEST(CApi, ConnStorageFitsTheEngine)
 
 TEST(CApi, BufferDescriptorsRoundTrip)
 {
-	sd_core_buffer_descriptor d[3] = {{1, 2, 3}, {0xffffffffffffffffull, 0, 0xffffffffu},
-					  {0x1122334455667788ull, 0xaabbccddu, 0x10000u}};
+	sd_core_buffer_descriptor d[3] = { { 1, 2, 3 },
+					   { 0xffffffffffffffffull, 0, 0xffffffffu },
+					   { 0x1122334455667788ull, 0xaabbccddu, 0x10000u } };
 	unsigned char buf[48];
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(sd_core_buffer_descriptor_encode(&d[i], buf + 16 * i, 16), SD_CORE_OK);
@@ -81,12 +83,14 @@ TEST(CApi, BufferDescriptorsRoundTrip)
 	}
 	EXPECT_EQ(sd_core_buffer_descriptor_decode(buf, 47, out, 3, &n), SD_CORE_E_TRUNCATED);
 	EXPECT_EQ(n, 0u);
-	EXPECT_EQ(sd_core_buffer_descriptor_decode(buf, 48, out, 2, &n), SD_CORE_E_BUFFER_TOO_SMALL);
+	EXPECT_EQ(sd_core_buffer_descriptor_decode(buf, 48, out, 2, &n),
+		  SD_CORE_E_BUFFER_TOO_SMALL);
 	EXPECT_EQ(sd_core_buffer_descriptor_decode(buf, 0, nullptr, 0, &n), SD_CORE_OK);
 	EXPECT_EQ(n, 0u);
 	EXPECT_EQ(sd_core_buffer_descriptor_encode(&d[0], buf, 15), SD_CORE_E_BUFFER_TOO_SMALL);
 	EXPECT_EQ(sd_core_buffer_descriptor_encode(nullptr, buf, 16), SD_CORE_E_INVALID_ARGUMENT);
-	EXPECT_EQ(sd_core_buffer_descriptor_decode(buf, 16, out, 1, nullptr), SD_CORE_E_INVALID_ARGUMENT);
+	EXPECT_EQ(sd_core_buffer_descriptor_decode(buf, 16, out, 1, nullptr),
+		  SD_CORE_E_INVALID_ARGUMENT);
 }
 
 TEST(CApi, NextPduCopyChecksTheMessageBuffer)

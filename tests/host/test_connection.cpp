@@ -124,7 +124,8 @@ TEST(Connection, ServerDataBeforeResponseIsQueued)
 	ASSERT_EQ(s.init(), SD_CORE_OK);
 	ASSERT_EQ(s.post(4), SD_CORE_OK);
 	ASSERT_EQ(s.connected(), SD_CORE_OK);
-	ASSERT_EQ(s.recv(Bytes(sd_vec_negotiate_request, sd_vec_negotiate_request + 20)), SD_CORE_OK);
+	ASSERT_EQ(s.recv(Bytes(sd_vec_negotiate_request, sd_vec_negotiate_request + 20)),
+		  SD_CORE_OK);
 	ASSERT_EQ(s.send(10), SD_CORE_OK);
 	sd_core_pdu info;
 	ASSERT_EQ(s.produce(pattern(10, 1), &info), SD_CORE_OK);

@@ -84,7 +84,7 @@ TEST(CreditsUnit, LastCreditOnlyOnAGrantingPdu)
 	EXPECT_FALSE(c.can_send(1)); // no credit at all
 	ASSERT_EQ(c.on_granted(1), Errc::ok);
 	EXPECT_FALSE(c.can_send(0)); // would strand the peer
-	EXPECT_TRUE(c.can_send(1)); // the PDU itself gives it one
+	EXPECT_TRUE(c.can_send(1));  // the PDU itself gives it one
 	// Credits the peer already holds do not count: it may be spending
 	// them at this very moment.
 	c.on_granted_without_send(3);
@@ -203,8 +203,9 @@ TEST(CreditsEngine, CreditsReturnWhenReceivesAreReposted)
 // Two idle peers must fall silent: empty PDUs do not trigger empty PDUs.
 TEST(CreditsEngine, IdlePeersDoNotPingPong)
 {
-	for (unsigned credits : {2u, 3u, 4u, 255u}) {
-		Engine c(small(SD_CORE_ROLE_CLIENT, credits)), s(small(SD_CORE_ROLE_SERVER, credits));
+	for (unsigned credits : { 2u, 3u, 4u, 255u }) {
+		Engine c(small(SD_CORE_ROLE_CLIENT, credits)),
+			s(small(SD_CORE_ROLE_SERVER, credits));
 		ASSERT_TRUE(negotiate(c, s));
 		unsigned pdus = 0;
 		for (int round = 0; round < 50; round++) {
@@ -229,7 +230,7 @@ TEST(CreditsEngine, PeerOverrunningCreditsIsDisconnected)
 	ASSERT_TRUE(negotiate(c, s));
 	// The server has no credit yet: any data PDU from it is an overrun.
 	Bytes pdu(20);
-	sd::DataHeader h{1, 0, 0, 0, 0, 0};
+	sd::DataHeader h{ 1, 0, 0, 0, 0, 0 };
 	ASSERT_TRUE(sd::encode_data_header(h, sd::MutByteSpan(pdu.data(), pdu.size())).ok());
 	EXPECT_EQ(c.recv(pdu), SD_CORE_E_NO_CREDIT);
 	EXPECT_TRUE(c.disconnected);
@@ -244,7 +245,7 @@ TEST(CreditsEngine, PeerGrantingPast65535IsDisconnected)
 	ASSERT_EQ(c.pump(), 1u);
 	flush(c, s); // server now holds credits
 	Bytes pdu(20);
-	sd::DataHeader h{1, 65535, 0, 0, 0, 0};
+	sd::DataHeader h{ 1, 65535, 0, 0, 0, 0 };
 	ASSERT_TRUE(sd::encode_data_header(h, sd::MutByteSpan(pdu.data(), pdu.size())).ok());
 	EXPECT_EQ(c.recv(pdu), SD_CORE_E_CREDIT_OVERFLOW);
 	EXPECT_EQ(c.disconnect_error, SD_CORE_E_CREDIT_OVERFLOW);
@@ -258,7 +259,7 @@ TEST(CreditsEngine, ZeroCreditsRequestedStillLeavesOne)
 	flush(c, s);
 	s.post(s.reposts_owed);
 	Bytes pdu(20);
-	sd::DataHeader h{0, 0, 0, 0, 0, 0};
+	sd::DataHeader h{ 0, 0, 0, 0, 0, 0 };
 	ASSERT_TRUE(sd::encode_data_header(h, sd::MutByteSpan(pdu.data(), pdu.size())).ok());
 	ASSERT_EQ(c.recv(pdu), SD_CORE_OK);
 	sd_core_params p = c.params();

@@ -157,7 +157,7 @@ namespace
 
 sd::DataHeader frag(uint32_t len, uint32_t remaining)
 {
-	return sd::DataHeader{1, 0, 0, remaining, 24, len};
+	return sd::DataHeader{ 1, 0, 0, remaining, 24, len };
 }
 
 } // namespace
@@ -179,7 +179,8 @@ TEST(Reassembly, ConsistentFragmentsMakeOneMessage)
 	EXPECT_FALSE(r.in_progress());
 	auto d = r.on_fragment(frag(7, 0));
 	ASSERT_TRUE(d.ok());
-	EXPECT_EQ(d.value().flags, static_cast<uint32_t>(SD_CORE_DELIVER_FIRST | SD_CORE_DELIVER_LAST));
+	EXPECT_EQ(d.value().flags,
+		  static_cast<uint32_t>(SD_CORE_DELIVER_FIRST | SD_CORE_DELIVER_LAST));
 }
 
 TEST(Reassembly, RemainingThatGrowsIsRejected)
@@ -226,7 +227,7 @@ namespace
 Bytes data_pdu(uint16_t granted, uint32_t remaining, const Bytes &payload)
 {
 	Bytes b(24 + payload.size());
-	sd::DataHeader h{1, granted, 0, remaining, 24, static_cast<uint32_t>(payload.size())};
+	sd::DataHeader h{ 1, granted, 0, remaining, 24, static_cast<uint32_t>(payload.size()) };
 	EXPECT_TRUE(sd::encode_data_header(h, sd::MutByteSpan(b.data(), b.size())).ok());
 	std::copy(payload.begin(), payload.end(), b.begin() + 24);
 	return b;
@@ -243,7 +244,7 @@ TEST(ReassemblyEngine, CreditOnlyBetweenFragmentsIsTransparent)
 	ASSERT_EQ(c.pump(), 1u); // grants the (simulated) server its credits
 	ASSERT_EQ(c.recv(data_pdu(0, 3, pattern(2, 9))), SD_CORE_OK);
 	Bytes credit(20);
-	sd::DataHeader h{1, 1, 0, 0, 0, 0};
+	sd::DataHeader h{ 1, 1, 0, 0, 0, 0 };
 	ASSERT_TRUE(sd::encode_data_header(h, sd::MutByteSpan(credit.data(), 20)).ok());
 	ASSERT_EQ(c.recv(credit), SD_CORE_OK);
 	EXPECT_EQ(c.last.repost, 1u);
@@ -311,7 +312,7 @@ TEST(Fragmentation, EmptyPduBetweenFragmentsCarriesNoRemaining)
 	// yet available to the client's glue.
 	s.post(s.reposts_owed);
 	Bytes probe(20);
-	sd::DataHeader h{1, 0, SD_CORE_FLAG_RESPONSE_REQUESTED, 0, 0, 0};
+	sd::DataHeader h{ 1, 0, SD_CORE_FLAG_RESPONSE_REQUESTED, 0, 0, 0 };
 	ASSERT_TRUE(sd::encode_data_header(h, sd::MutByteSpan(probe.data(), 20)).ok());
 	ASSERT_EQ(c.recv(probe), SD_CORE_OK);
 	sd_core_pdu info;

@@ -22,7 +22,7 @@ struct Side {
 	std::vector<Bytes> to_send;
 	size_t next_msg = 0; // index of the message being sent
 	bool sending = false;
-	unsigned inflight = 0; // produced, not completed
+	unsigned inflight = 0;	 // produced, not completed
 	unsigned posted_nic = 0; // receives the simulated NIC holds
 
 	explicit Side(const sd_core_config &c) : e(c)
@@ -32,13 +32,13 @@ struct Side {
 
 struct Sim {
 	std::mt19937_64 rng;
-	Side a, b; // a: client, b: server
+	Side a, b;		  // a: client, b: server
 	std::deque<Bytes> ab, ba; // in flight, in order
 	unsigned long long now = 0;
 	std::string failure;
 
 	Sim(uint64_t seed, const sd_core_config &ca, const sd_core_config &cb)
-		: rng(seed), a(ca), b(cb)
+	    : rng(seed), a(ca), b(cb)
 	{
 	}
 
@@ -62,7 +62,8 @@ struct Sim {
 		for (;;) {
 			if (!s.sending && s.next_msg < s.to_send.size() &&
 			    s.e.stats().state == 2 /* established */) {
-				int rc = s.e.send(static_cast<unsigned>(s.to_send[s.next_msg].size()));
+				int rc = s.e.send(
+					static_cast<unsigned>(s.to_send[s.next_msg].size()));
 				if (rc != SD_CORE_OK) {
 					failure = "send_message " + std::to_string(rc);
 					return;
@@ -79,7 +80,8 @@ struct Sim {
 				return;
 			}
 			if (getenv("SD_TRACE"))
-				printf("%s t=%llu kind %u len %u grant %u flags %u credits now %u peer %u posted %u\n",
+				printf("%s t=%llu kind %u len %u grant %u flags %u credits now %u "
+				       "peer %u posted %u\n",
 				       &wire == &ab ? "A->B" : "B->A", now, info.kind, info.length,
 				       info.credits_granted, info.flags, s.e.stats().send_credits,
 				       s.e.stats().peer_credits, s.e.stats().receives_posted);
@@ -104,7 +106,8 @@ struct Sim {
 		wire.pop_front();
 		int rc = to.e.recv(pdu);
 		if (rc != SD_CORE_OK) {
-			failure = "on_recv " + std::to_string(rc) + " error " + std::to_string(to.e.disconnect_error);
+			failure = "on_recv " + std::to_string(rc) + " error " +
+				  std::to_string(to.e.disconnect_error);
 			return;
 		}
 		(void)from;
@@ -117,15 +120,18 @@ std::string stalled(Sim &sim, const char *what)
 {
 	char buf[320];
 	// A PDU the engine could produce but never asked for is a lost SEND.
-	const bool lost_a = sim.a.e.produce(sim.a.sending ? sim.a.to_send[sim.a.next_msg] : Bytes()) == SD_CORE_OK;
-	const bool lost_b = sim.b.e.produce(sim.b.sending ? sim.b.to_send[sim.b.next_msg] : Bytes()) == SD_CORE_OK;
+	const bool lost_a = sim.a.e.produce(sim.a.sending ? sim.a.to_send[sim.a.next_msg]
+							  : Bytes()) == SD_CORE_OK;
+	const bool lost_b = sim.b.e.produce(sim.b.sending ? sim.b.to_send[sim.b.next_msg]
+							  : Bytes()) == SD_CORE_OK;
 	snprintf(buf, sizeof(buf),
-		 "%s: a sent %zu/%zu got %zu credits %u peer %u posted %u; b sent %zu/%zu got %zu credits %u peer %u posted %u; lost SEND a %d b %d",
+		 "%s: a sent %zu/%zu got %zu credits %u peer %u posted %u; b sent %zu/%zu got %zu "
+		 "credits %u peer %u posted %u; lost SEND a %d b %d",
 		 what, sim.a.next_msg, sim.a.to_send.size(), sim.a.e.messages.size(),
-		 sim.a.e.stats().send_credits, sim.a.e.stats().peer_credits, sim.a.e.stats().receives_posted,
-		 sim.b.next_msg, sim.b.to_send.size(), sim.b.e.messages.size(),
-		 sim.b.e.stats().send_credits, sim.b.e.stats().peer_credits, sim.b.e.stats().receives_posted,
-		 lost_a, lost_b);
+		 sim.a.e.stats().send_credits, sim.a.e.stats().peer_credits,
+		 sim.a.e.stats().receives_posted, sim.b.next_msg, sim.b.to_send.size(),
+		 sim.b.e.messages.size(), sim.b.e.stats().send_credits,
+		 sim.b.e.stats().peer_credits, sim.b.e.stats().receives_posted, lost_a, lost_b);
 	return buf;
 }
 
@@ -137,7 +143,7 @@ std::string run_loopback(uint64_t seed, unsigned messages, bool print)
 		return lo + static_cast<unsigned>(cfg_rng() % (hi - lo + 1));
 	};
 	sd_core_config ca = config(SD_CORE_ROLE_CLIENT), cb = config(SD_CORE_ROLE_SERVER);
-	for (sd_core_config *c : {&ca, &cb}) {
+	for (sd_core_config *c : { &ca, &cb }) {
 		c->receive_credit_max = r(2, 40);
 		c->send_credit_target = r(2, 40);
 		c->max_send_size = r(128, 2048);
@@ -150,14 +156,17 @@ std::string run_loopback(uint64_t seed, unsigned messages, bool print)
 		printf("loopback seed %llu: credits %u/%u and %u/%u, send %u/%u, recv %u/%u\n",
 		       static_cast<unsigned long long>(seed), ca.receive_credit_max,
 		       ca.send_credit_target, cb.receive_credit_max, cb.send_credit_target,
-		       ca.max_send_size, cb.max_send_size, ca.max_receive_size, cb.max_receive_size);
+		       ca.max_send_size, cb.max_send_size, ca.max_receive_size,
+		       cb.max_receive_size);
 
 	Sim sim(seed * 7919 + 1, ca, cb);
-	for (Side *s : {&sim.a, &sim.b}) {
+	for (Side *s : { &sim.a, &sim.b }) {
 		const unsigned limit = std::min(ca.max_fragmented_size, cb.max_fragmented_size);
 		for (unsigned i = 0; i < messages; i++) {
 			unsigned kind = r(0, 19);
-			unsigned len = kind < 7 ? r(1, 3000) : kind < 19 ? r(1, 40000) : r(limit - 10, limit);
+			unsigned len = kind < 7	   ? r(1, 3000)
+				       : kind < 19 ? r(1, 40000)
+						   : r(limit - 10, limit);
 			s->to_send.push_back(pattern(len, r(0, 1000)));
 		}
 	}
@@ -294,6 +303,7 @@ TEST(Loopback, RandomStreamsArriveInOrder)
 	for (unsigned i = 0; i < runs; i++) {
 		const uint64_t seed = base + i;
 		std::string err = run_loopback(seed, 20, true);
-		ASSERT_EQ(err, "") << "seed " << seed << " (replay: SD_LOOPBACK_SEED=" << seed << ")";
+		ASSERT_EQ(err, "")
+			<< "seed " << seed << " (replay: SD_LOOPBACK_SEED=" << seed << ")";
 	}
 }

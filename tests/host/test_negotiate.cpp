@@ -24,11 +24,11 @@ struct Sizes {
 };
 
 const Sizes kSizes[] = {
-	{"minimum", 2, 128, 128, 131072, 0},
-	{"field", 255, 1364, 1364, 1048576, 8388608},
-	{"windows_client", 255, 1364, 8192, 1048576, 1048576},
-	{"odd", 7, 1001, 4097, 131073, 12345},
-	{"large", 65535, 65536, 65536, 0xffffffffu, 0xffffffffu},
+	{ "minimum", 2, 128, 128, 131072, 0 },
+	{ "field", 255, 1364, 1364, 1048576, 8388608 },
+	{ "windows_client", 255, 1364, 8192, 1048576, 1048576 },
+	{ "odd", 7, 1001, 4097, 131073, 12345 },
+	{ "large", 65535, 65536, 65536, 0xffffffffu, 0xffffffffu },
 };
 
 sd_core_config make(unsigned role, const Sizes &s)
@@ -57,8 +57,8 @@ TEST_P(NegotiateMatrix, BothRolesAgreeOnEffectiveParameters)
 	const Sizes &cs = kSizes[std::get<0>(GetParam())];
 	const Sizes &ss = kSizes[std::get<1>(GetParam())];
 	Engine c(make(SD_CORE_ROLE_CLIENT, cs)), s(make(SD_CORE_ROLE_SERVER, ss));
-	ASSERT_TRUE(negotiate(c, s)) << "client err " << c.disconnect_error << " server err "
-				     << s.disconnect_error;
+	ASSERT_TRUE(negotiate(c, s))
+		<< "client err " << c.disconnect_error << " server err " << s.disconnect_error;
 	sd_core_params cp = c.params(), sp = s.params();
 	EXPECT_EQ(cp.version, 0x0100u);
 	EXPECT_EQ(sp.version, 0x0100u);
@@ -75,7 +75,7 @@ TEST_P(NegotiateMatrix, BothRolesAgreeOnEffectiveParameters)
 	EXPECT_EQ(sp.max_read_write_size, ss.rw);
 	EXPECT_EQ(cp.peer_credit_target, ss.credits);
 	EXPECT_EQ(sp.peer_credit_target, cs.credits);
-	EXPECT_EQ(sp.receive_credit_target, std::min({ss.credits, 512u, cs.credits}));
+	EXPECT_EQ(sp.receive_credit_target, std::min({ ss.credits, 512u, cs.credits }));
 	// Client got the server's grant, which never exceeds what it posted.
 	EXPECT_GE(c.stats().send_credits, 1u);
 	EXPECT_LE(c.stats().send_credits, s.stats().receives_posted);
@@ -120,7 +120,8 @@ TEST(Negotiate, ServerAnswersFieldRequest)
 	sd_core_pdu info;
 	ASSERT_EQ(s.produce({}, &info), SD_CORE_OK);
 	EXPECT_EQ(info.kind, SD_CORE_PDU_NEGOTIATE_RESPONSE);
-	auto r = sd::decode_negotiate_response(sd::ByteSpan(s.out.front().data(), s.out.front().size()));
+	auto r = sd::decode_negotiate_response(
+		sd::ByteSpan(s.out.front().data(), s.out.front().size()));
 	ASSERT_TRUE(r.ok());
 	// 15 posted after the request consumed one: all of them granted.
 	EXPECT_EQ(r.value().credits_granted, 15);
@@ -203,7 +204,7 @@ sd::NegotiateResponse refusal_for(const Bytes &req, int expect_rc)
 Bytes request(uint16_t min, uint16_t max, uint16_t credits, uint32_t recv, uint32_t frag)
 {
 	Bytes b(20);
-	sd::NegotiateRequest r{min, max, credits, 1364, recv, frag};
+	sd::NegotiateRequest r{ min, max, credits, 1364, recv, frag };
 	EXPECT_TRUE(sd::encode_negotiate_request(r, sd::MutByteSpan(b.data(), b.size())).ok());
 	return b;
 }
@@ -260,7 +261,8 @@ namespace
 {
 
 // A client that sent its request and gets resp back.
-Engine client_gets(const Bytes &resp, int expect_rc, sd_core_config cfg = config(SD_CORE_ROLE_CLIENT))
+Engine client_gets(const Bytes &resp, int expect_rc,
+		   sd_core_config cfg = config(SD_CORE_ROLE_CLIENT))
 {
 	Engine c(cfg);
 	EXPECT_EQ(c.init(), SD_CORE_OK);
@@ -274,7 +276,8 @@ Engine client_gets(const Bytes &resp, int expect_rc, sd_core_config cfg = config
 Bytes response(uint32_t status, uint16_t version, uint16_t granted, uint32_t pref_send)
 {
 	Bytes b(32);
-	sd::NegotiateResponse r{0x0100, 0x0100, version, 255, granted, status, 1 << 20, pref_send, 1364, 1 << 20};
+	sd::NegotiateResponse r{ 0x0100, 0x0100,  version,   255,  granted,
+				 status, 1 << 20, pref_send, 1364, 1 << 20 };
 	EXPECT_TRUE(sd::encode_negotiate_response(r, sd::MutByteSpan(b.data(), b.size())).ok());
 	return b;
 }
@@ -283,7 +286,8 @@ Bytes response(uint32_t status, uint16_t version, uint16_t granted, uint32_t pre
 
 TEST(NegotiateClient, RefusedByServerStatus)
 {
-	Engine c = client_gets(response(SD_CORE_STATUS_NOT_SUPPORTED, 0, 0, 0), SD_CORE_E_PEER_STATUS);
+	Engine c =
+		client_gets(response(SD_CORE_STATUS_NOT_SUPPORTED, 0, 0, 0), SD_CORE_E_PEER_STATUS);
 	EXPECT_TRUE(c.disconnected);
 	EXPECT_EQ(c.disconnect_reason, SD_CORE_REASON_NEGOTIATE_REJECTED);
 	EXPECT_EQ(c.disconnect_error, SD_CORE_E_PEER_STATUS);
@@ -345,16 +349,19 @@ TEST(NegotiateConfig, RejectsEachOutOfRangeSetting)
 		const char *what;
 		void (*mutate)(sd_core_config &);
 	} cases[] = {
-		{"role", [](sd_core_config &c) { c.role = 2; }},
-		{"receive_credit_max 0", [](sd_core_config &c) { c.receive_credit_max = 0; }},
-		{"receive_credit_max 65536", [](sd_core_config &c) { c.receive_credit_max = 65536; }},
-		{"send_credit_target 0", [](sd_core_config &c) { c.send_credit_target = 0; }},
-		{"send_credit_target 65536", [](sd_core_config &c) { c.send_credit_target = 65536; }},
-		{"max_send_size 127", [](sd_core_config &c) { c.max_send_size = 127; }},
-		{"max_receive_size 127", [](sd_core_config &c) { c.max_receive_size = 127; }},
-		{"max_fragmented_size", [](sd_core_config &c) { c.max_fragmented_size = 131071; }},
-		{"keepalive timeout", [](sd_core_config &c) { c.keepalive_timeout_ms = 0; }},
-		{"negotiate timeout", [](sd_core_config &c) { c.negotiate_timeout_ms = 0; }},
+		{ "role", [](sd_core_config &c) { c.role = 2; } },
+		{ "receive_credit_max 0", [](sd_core_config &c) { c.receive_credit_max = 0; } },
+		{ "receive_credit_max 65536",
+		  [](sd_core_config &c) { c.receive_credit_max = 65536; } },
+		{ "send_credit_target 0", [](sd_core_config &c) { c.send_credit_target = 0; } },
+		{ "send_credit_target 65536",
+		  [](sd_core_config &c) { c.send_credit_target = 65536; } },
+		{ "max_send_size 127", [](sd_core_config &c) { c.max_send_size = 127; } },
+		{ "max_receive_size 127", [](sd_core_config &c) { c.max_receive_size = 127; } },
+		{ "max_fragmented_size",
+		  [](sd_core_config &c) { c.max_fragmented_size = 131071; } },
+		{ "keepalive timeout", [](sd_core_config &c) { c.keepalive_timeout_ms = 0; } },
+		{ "negotiate timeout", [](sd_core_config &c) { c.negotiate_timeout_ms = 0; } },
 	};
 	for (const auto &k : cases) {
 		sd_core_config cfg = config(SD_CORE_ROLE_CLIENT);

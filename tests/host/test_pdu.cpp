@@ -2,6 +2,8 @@
 // Byte-exact codec vectors and one rejection per validation rule.
 #include <gtest/gtest.h>
 
+#include "engine.h"
+
 #include <set>
 #include <vector>
 
@@ -53,7 +55,7 @@ TEST(Le, StoresLittleEndian)
 
 TEST(NegotiateRequestCodec, EncodesWindowsClientDefaults)
 {
-	NegotiateRequest r{version_1, version_1, 255, 1364, 8192, 1048576};
+	NegotiateRequest r{ version_1, version_1, 255, 1364, 8192, 1048576 };
 	EXPECT_EQ(encode_req(r), vec(sd_vec_negotiate_request));
 }
 
@@ -72,7 +74,7 @@ TEST(NegotiateRequestCodec, DecodesWindowsClientDefaults)
 
 TEST(NegotiateRequestCodec, AcceptsWiderVersionRangeAndMinimumSizes)
 {
-	NegotiateRequest r{0x0001, 0x0300, 1, 0, 128, 131072};
+	NegotiateRequest r{ 0x0001, 0x0300, 1, 0, 128, 131072 };
 	auto b = encode_req(r);
 	auto d = decode_negotiate_request(ByteSpan(b.data(), b.size()));
 	ASSERT_TRUE(d.ok()) << static_cast<int>(d.error());
@@ -88,7 +90,8 @@ TEST(NegotiateRequestCodec, EncodeRejectsShortBuffer)
 
 TEST(NegotiateResponseCodec, EncodesFieldResponse)
 {
-	NegotiateResponse r{version_1, version_1, version_1, 255, 15, 0, 8388608, 1364, 1364, 1048576};
+	NegotiateResponse r{ version_1, version_1, version_1, 255,  15,
+			     0,		8388608,   1364,      1364, 1048576 };
 	std::vector<u8> b(SD_CORE_NEGOTIATE_RESPONSE_SIZE);
 	auto n = encode_negotiate_response(r, MutByteSpan(b.data(), b.size()));
 	ASSERT_TRUE(n.ok());
@@ -120,7 +123,7 @@ TEST(NegotiateResponseCodec, EncodeRejectsShortBuffer)
 
 TEST(DataTransferCodec, EncodesHeaderWithData)
 {
-	DataHeader h{255, 10, flag_response_requested, 4096, 24, 5};
+	DataHeader h{ 255, 10, flag_response_requested, 4096, 24, 5 };
 	std::vector<u8> b(32, 0);
 	auto n = encode_data_header(h, MutByteSpan(b.data(), b.size()));
 	ASSERT_TRUE(n.ok());
@@ -143,7 +146,7 @@ TEST(DataTransferCodec, DecodesHeaderWithData)
 
 TEST(DataTransferCodec, CreditOnlyMessageIs20Bytes)
 {
-	DataHeader h{255, 3, 0, 0, 0, 0};
+	DataHeader h{ 255, 3, 0, 0, 0, 0 };
 	std::vector<u8> b(20);
 	auto n = encode_data_header(h, MutByteSpan(b.data(), b.size()));
 	ASSERT_TRUE(n.ok());
@@ -158,9 +161,9 @@ TEST(DataTransferCodec, CreditOnlyMessageIs20Bytes)
 TEST(DataTransferCodec, EncodeRejectsShortBuffer)
 {
 	u8 b[23];
-	DataHeader h{1, 1, 0, 0, 24, 1};
+	DataHeader h{ 1, 1, 0, 0, 24, 1 };
 	EXPECT_EQ(encode_data_header(h, MutByteSpan(b, sizeof(b))).error(), Errc::buffer_too_small);
-	DataHeader e{1, 1, 0, 0, 0, 0};
+	DataHeader e{ 1, 1, 0, 0, 0, 0 };
 	EXPECT_EQ(encode_data_header(e, MutByteSpan(b, 19)).error(), Errc::buffer_too_small);
 }
 
@@ -168,25 +171,25 @@ TEST(DataTransferCodec, AcceptsBoundaries)
 {
 	std::vector<u8> b(48, 0);
 	// Data ending exactly at the last received byte.
-	DataHeader h{1, 0, 0, 0, 24, 24};
+	DataHeader h{ 1, 0, 0, 0, 24, 24 };
 	ASSERT_TRUE(encode_data_header(h, MutByteSpan(b.data(), b.size())).ok());
 	EXPECT_TRUE(decode_data_header(ByteSpan(b.data(), 48)).ok());
 	EXPECT_EQ(decode_data_header(ByteSpan(b.data(), 47)).error(), Errc::data_out_of_bounds);
 	// A later, still aligned offset is legal.
-	DataHeader h2{1, 0, 0, 0, 32, 16};
+	DataHeader h2{ 1, 0, 0, 0, 32, 16 };
 	ASSERT_TRUE(encode_data_header(h2, MutByteSpan(b.data(), b.size())).ok());
 	auto d = decode_data_header(ByteSpan(b.data(), 48));
 	ASSERT_TRUE(d.ok());
 	EXPECT_EQ(d.value().data_offset, 32u);
 	// Without data the offset is not looked at.
-	DataHeader h3{1, 0, 0, 0, 13, 0};
+	DataHeader h3{ 1, 0, 0, 0, 13, 0 };
 	ASSERT_TRUE(encode_data_header(h3, MutByteSpan(b.data(), b.size())).ok());
 	EXPECT_TRUE(decode_data_header(ByteSpan(b.data(), 20)).ok());
 }
 
 TEST(BufferDescriptorCodec, RoundTripsVector)
 {
-	BufferDescriptor d{0x1122334455667788ull, 0xaabbccddu, 0x10000u};
+	BufferDescriptor d{ 0x1122334455667788ull, 0xaabbccddu, 0x10000u };
 	std::vector<u8> b(16);
 	auto n = encode_buffer_descriptor(d, MutByteSpan(b.data(), b.size()));
 	ASSERT_TRUE(n.ok());
@@ -197,7 +200,8 @@ TEST(BufferDescriptorCodec, RoundTripsVector)
 	EXPECT_EQ(r.value().token, d.token);
 	EXPECT_EQ(r.value().length, d.length);
 	EXPECT_EQ(decode_buffer_descriptor(ByteSpan(b.data(), 15)).error(), Errc::truncated);
-	EXPECT_EQ(encode_buffer_descriptor(d, MutByteSpan(b.data(), 15)).error(), Errc::buffer_too_small);
+	EXPECT_EQ(encode_buffer_descriptor(d, MutByteSpan(b.data(), 15)).error(),
+		  Errc::buffer_too_small);
 }
 
 TEST(ByteSpanBounds, RejectsOverflowingRanges)
@@ -249,11 +253,11 @@ TEST(InvalidVectors, CoverEveryDecoderRule)
 	std::set<int> seen;
 	for (const auto &v : sd_vec_invalid)
 		seen.insert(v.expect);
-	for (int e : {SD_CORE_E_TRUNCATED, SD_CORE_E_VERSION, SD_CORE_E_ZERO_CREDITS_REQUESTED,
-		      SD_CORE_E_ZERO_CREDITS_GRANTED, SD_CORE_E_FRAGMENTED_SIZE_TOO_SMALL,
-		      SD_CORE_E_RECEIVE_SIZE_TOO_SMALL, SD_CORE_E_PEER_STATUS,
-		      SD_CORE_E_DATA_OFFSET_ALIGNMENT, SD_CORE_E_DATA_OFFSET_RANGE,
-		      SD_CORE_E_DATA_OUT_OF_BOUNDS, SD_CORE_E_EMPTY_FRAGMENT})
+	for (int e : { SD_CORE_E_TRUNCATED, SD_CORE_E_VERSION, SD_CORE_E_ZERO_CREDITS_REQUESTED,
+		       SD_CORE_E_ZERO_CREDITS_GRANTED, SD_CORE_E_FRAGMENTED_SIZE_TOO_SMALL,
+		       SD_CORE_E_RECEIVE_SIZE_TOO_SMALL, SD_CORE_E_PEER_STATUS,
+		       SD_CORE_E_DATA_OFFSET_ALIGNMENT, SD_CORE_E_DATA_OFFSET_RANGE,
+		       SD_CORE_E_DATA_OUT_OF_BOUNDS, SD_CORE_E_EMPTY_FRAGMENT })
 		EXPECT_TRUE(seen.count(e)) << "no vector for errc " << e;
 }
 
@@ -263,6 +267,7 @@ TEST(InvalidVectors, ValidVectorsDecodeClean)
 	EXPECT_TRUE(decode_negotiate_request(ByteSpan(sd_vec_negotiate_request, 20)).ok());
 	EXPECT_TRUE(decode_negotiate_response(ByteSpan(sd_vec_negotiate_response, 32)).ok());
 	EXPECT_TRUE(decode_data_header(ByteSpan(sd_vec_data_transfer, 29)).ok());
-	EXPECT_EQ(decode_data_header(ByteSpan(sd_vec_data_transfer, 28)).error(), Errc::data_out_of_bounds);
+	EXPECT_EQ(decode_data_header(ByteSpan(sd_vec_data_transfer, 28)).error(),
+		  Errc::data_out_of_bounds);
 	EXPECT_TRUE(decode_data_header(ByteSpan(sd_vec_credit_only, 20)).ok());
 }

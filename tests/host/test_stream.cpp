@@ -73,7 +73,7 @@ TEST(Stream, PrefixIsBigEndian)
 
 TEST(Stream, SplitsAtEveryPosition)
 {
-	std::vector<Bytes> msgs = {pattern(1, 1), pattern(5, 2), pattern(300, 3), pattern(2, 4)};
+	std::vector<Bytes> msgs = { pattern(1, 1), pattern(5, 2), pattern(300, 3), pattern(2, 4) };
 	Bytes s = framed(msgs);
 	for (size_t step = 1; step <= s.size(); step++) {
 		int err;
@@ -84,7 +84,7 @@ TEST(Stream, SplitsAtEveryPosition)
 
 TEST(Stream, ZeroLengthMessageRejected)
 {
-	Bytes s = {0, 0, 0, 0, 1};
+	Bytes s = { 0, 0, 0, 0, 1 };
 	int err;
 	parse(s, 100, &err);
 	EXPECT_EQ(err, SD_CORE_E_EMPTY_MESSAGE);
@@ -94,10 +94,10 @@ TEST(Stream, OverlongMessageRejected)
 {
 	sd_core_stream_parser p;
 	sd_core_stream_parser_init(&p, 1000);
-	const unsigned char s[] = {0, 0, 0x03, 0xe9};
+	const unsigned char s[] = { 0, 0, 0x03, 0xe9 };
 	sd_core_stream_chunk ch;
 	EXPECT_EQ(sd_core_stream_parse(&p, s, 4, &ch), SD_CORE_E_MESSAGE_TOO_LONG);
-	const unsigned char ok[] = {0, 0, 0x03, 0xe8};
+	const unsigned char ok[] = { 0, 0, 0x03, 0xe8 };
 	sd_core_stream_parser_init(&p, 1000);
 	EXPECT_EQ(sd_core_stream_parse(&p, ok, 4, &ch), SD_CORE_OK);
 	EXPECT_EQ(ch.message_length, 1000u);
@@ -111,7 +111,8 @@ TEST(Stream, EndToEndThroughEngines)
 	sd_core_config cc = config(SD_CORE_ROLE_CLIENT), sc = config(SD_CORE_ROLE_SERVER);
 	Engine c(cc), s(sc);
 	ASSERT_TRUE(negotiate(c, s));
-	std::vector<Bytes> msgs = {pattern(3000, 1), pattern(1, 2), pattern(1340, 3), pattern(77, 4)};
+	std::vector<Bytes> msgs = { pattern(3000, 1), pattern(1, 2), pattern(1340, 3),
+				    pattern(77, 4) };
 	Bytes in = framed(msgs);
 	sd_core_stream_parser p;
 	sd_core_stream_parser_init(&p, c.params().max_fragmented_send_size);
@@ -127,7 +128,8 @@ TEST(Stream, EndToEndThroughEngines)
 			cur.clear();
 		}
 		cur.insert(cur.end(), in.begin() + static_cast<long>(pos + ch.payload_offset),
-			   in.begin() + static_cast<long>(pos + ch.payload_offset + ch.payload_length));
+			   in.begin() +
+				   static_cast<long>(pos + ch.payload_offset + ch.payload_length));
 		pos += ch.consumed;
 		// Send what we have of the message so far.
 		while (c.produce(cur) == SD_CORE_OK) {

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How connections end and survive: shutdown in each direction, close with
+ * data still in flight, a peer killed mid-transfer, sockets shared across
+ * fork() (the Samba model: the child keeps using the connection), a reader
+ * that stops reading (credit starvation: the writer waits or gets EAGAIN,
+ * and nothing is lost when the reader resumes), send and receive timeouts,
+ * and signals interrupting blocked calls.
+ */
+#include "kselftest_harness.h"
+#include "sd_test.h"
+
+FIXTURE(life) {
+	int c, s;
+	pid_t child;
+};
+
+FIXTURE_VARIANT(life) {
+	struct sd_target t;
+};
+
+SD_ADD_TARGET_VARIANTS(life);
+
+FIXTURE_SETUP(life)
+{
+	const char *why = sd_target_unusable(&variant->t);
+
+	self->c = self->s = -1;
+	self->child = 0;
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, NULL, 0);
+	}
+	if (self->c >= 0)
+		close(self->c);
+	if (self->s >= 0)
+		close(self->s);
+}
+
+#define PAIR(type) do {							\
+	const char *_why = "";						\
+	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
+	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
+				variant->t.addr, strerror(-_r));	\
+	sd_set_timeouts(self->c, SD_STEP_MS);				\
+	sd_set_timeouts(self->s, SD_STEP_MS);				\
+} while (0)
+
+/* Waits for a child with a deadline; returns its exit code, or -1. */
+static int reap(pid_t pid, int ms)
+{
+	long end = sd_now_ms() + ms;
+	int status;
+
+	while (sd_now_ms() < end) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		if (r < 0)
+			return -1;
+		sd_sleep_ms(20);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * SHUT_WR: our sends fail with EPIPE, the peer reads everything we sent
+ * before it and then EOF, and poll() tells it so. Data the peer had sent
+ * us before the shutdown is still ours to read. (SMB-Direct has no
+ * half-close message: a shutdown ends the connection on the wire, so the
+ * peer cannot answer afterwards as it could over TCP.)
+ */
+TEST_F(life, shutdown_wr_peer_reads_data_then_eof)
+{
+	char buf[64];
+	int ev;
+
+	PAIR(SOCK_STREAM);
+	ASSERT_EQ(0, sd_stream_send(self->s, "from server", 11));
+	/* Make sure it reached the client before the client shuts down. */
+	ASSERT_TRUE(sd_poll(self->c, POLLIN, SD_STEP_MS) & POLLIN);
+	ASSERT_EQ(0, sd_stream_send(self->c, "last words", 10));
+	ASSERT_EQ(0, shutdown(self->c, SHUT_WR));
+	EXPECT_EQ(-1, send(self->c, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+
+	EXPECT_EQ(10, sd_stream_recv(self->s, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "last words", 10));
+	EXPECT_EQ(0, recv(self->s, buf, sizeof(buf), 0));
+	ev = sd_poll(self->s, POLLIN | POLLRDHUP, 1000);
+	EXPECT_TRUE(ev & POLLIN) TH_LOG("revents 0x%x", ev);
+	EXPECT_TRUE(ev & POLLRDHUP) TH_LOG("revents 0x%x", ev);
+
+	/* Still can receive what had arrived. */
+	EXPECT_EQ(11, sd_stream_recv(self->c, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "from server", 11));
+}
+
+TEST_F(life, shutdown_rd_reads_eof_at_once)
+{
+	char buf[8];
+	long t0;
+
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, shutdown(self->c, SHUT_RD));
+	t0 = sd_now_ms();
+	EXPECT_EQ(0, recv(self->c, buf, sizeof(buf), 0));
+	EXPECT_GT(1000, sd_now_ms() - t0);
+	EXPECT_TRUE(sd_poll(self->c, POLLIN, 0) & POLLIN);
+}
+
+TEST_F(life, shutdown_rdwr_both_sides_see_it)
+{
+	char buf[8];
+	int ev;
+
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, shutdown(self->c, SHUT_RDWR));
+	EXPECT_EQ(0, recv(self->c, buf, sizeof(buf), 0));
+	EXPECT_EQ(-1, send(self->c, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(0, recv(self->s, buf, sizeof(buf), 0));
+	ev = sd_poll(self->s, POLLIN | POLLRDHUP, 1000);
+	EXPECT_TRUE(ev & POLLRDHUP) TH_LOG("revents 0x%x", ev);
+	/* The peer's sends fail too, once the disconnect has arrived. */
+	EXPECT_EQ(-1, send(self->s, "x", 1, MSG_NOSIGNAL));
+	EXPECT_TRUE(errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
+		TH_LOG("errno %d", errno);
+}
+
+/* close() is orderly: what was sent before it all arrives, then EOF. */
+TEST_F_TIMEOUT(life, close_delivers_pending_data, 60)
+{
+	char *buf = malloc(65536);
+	int i, status;
+	long n;
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	PAIR(SOCK_STREAM);
+	/* More than the credits cover, so some is still queued at close(). */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(self->s);
+		for (i = 0; i < 64; i++) {
+			sd_fill(buf, 65536, i);
+			if (sd_stream_send(self->c, buf, 65536))
+				_exit(1);
+		}
+		close(self->c);
+		_exit(0);
+	}
+	close(self->c);
+	self->c = -1;
+	for (i = 0; i < 64; i++) {
+		n = sd_stream_recv(self->s, buf, 65536);
+		ASSERT_EQ(65536, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");
+		ASSERT_EQ(-1, sd_check(buf, 65536, i)) TH_LOG("message %d", i);
+	}
+	EXPECT_EQ(-ENODATA, sd_stream_recv(self->s, buf, 65536));
+	status = reap(pid, SD_STEP_MS);
+	EXPECT_EQ(0, status);
+	free(buf);
+}
+
+/*
+ * A peer killed mid-transfer: the survivor's blocked receive returns EOF
+ * or an error (no hang), its sends fail, and every message it did get was
+ * intact.
+ */
+TEST_F_TIMEOUT(life, peer_killed_while_sending, 90)
+{
+	char *buf = malloc(300000);
+	long n, t0;
+	int i = 0;
+
+	ASSERT_NE(NULL, buf);
+	PAIR(SOCK_STREAM);
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		for (i = 0;; i++) {
+			sd_fill(buf, 300000, i);
+			if (sd_stream_send(self->c, buf, 300000))
+				_exit(1);
+		}
+	}
+	close(self->c);
+	self->c = -1;
+	for (i = 0; i < 2; i++) {
+		n = sd_stream_recv(self->s, buf, 300000);
+		ASSERT_EQ(300000, n);
+		ASSERT_EQ(-1, sd_check(buf, 300000, i));
+	}
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = 0;
+	t0 = sd_now_ms();
+	for (;; i++) {
+		n = sd_stream_recv(self->s, buf, 300000);
+		if (n != 300000)
+			break;
+		EXPECT_EQ(-1, sd_check(buf, 300000, i)) TH_LOG("message %d", i);
+	}
+	TH_LOG("after %d messages: %s, %ld ms", i, n < 0 ? strerror(-n) : "short", sd_now_ms() - t0);
+	EXPECT_NE(-ETIMEDOUT, n);
+	EXPECT_NE(-EAGAIN, n);
+	EXPECT_TRUE(n == -ENODATA || n == -ECONNRESET || n == -ECONNABORTED || n == -EPIPE ||
+		    n == -ENOTCONN) TH_LOG("%ld", n);
+	EXPECT_EQ(-1, send(self->s, "xxxxx", 5, MSG_NOSIGNAL));
+}
+
+TEST_F_TIMEOUT(life, peer_killed_while_receiving, 90)
+{
+	char *buf = malloc(300000);
+	int err = 0, i;
+	long t0;
+
+	ASSERT_NE(NULL, buf);
+	PAIR(SOCK_STREAM);
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		/* Reads one message, then just sits there. */
+		sd_stream_recv(self->c, buf, 300000);
+		pause();
+		_exit(0);
+	}
+	close(self->c);
+	self->c = -1;
+	ASSERT_EQ(0, sd_stream_send(self->s, buf, 1000));
+	sd_sleep_ms(200);
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = 0;
+	/* With no reader left, sending must fail rather than block forever. */
+	t0 = sd_now_ms();
+	for (i = 0; i < 1000 && !err; i++)
+		err = sd_stream_send(self->s, buf, 300000);
+	TH_LOG("send failed after %d messages, %ld ms: %s", i, sd_now_ms() - t0, strerror(-err));
+	EXPECT_NE(0, err);
+	EXPECT_NE(-ETIMEDOUT, err);
+	EXPECT_NE(-EAGAIN, err);
+	EXPECT_TRUE(err == -EPIPE || err == -ECONNRESET || err == -ECONNABORTED ||
+		    err == -ENOTCONN) TH_LOG("%d", err);
+}
+
+/* Samba: accept in the parent, serve in a forked child, parent closes its copy. */
+TEST_F_TIMEOUT(life, fork_after_accept_child_serves, 60)
+{
+	char buf[256];
+	int i;
+	long n;
+
+	PAIR(SOCK_STREAM);
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		close(self->c);
+		for (;;) {
+			n = sd_stream_recv(self->s, buf, sizeof(buf));
+			if (n == -ENODATA)
+				_exit(0);
+			if (n < 0 || sd_stream_send(self->s, buf, n))
+				_exit(1);
+		}
+	}
+	/* The parent's close must not end the connection the child still holds. */
+	close(self->s);
+	self->s = -1;
+	sd_sleep_ms(300);
+	for (i = 0; i < 20; i++) {
+		sd_fill(buf, 200, i);
+		ASSERT_EQ(0, sd_stream_send(self->c, buf, 200)) TH_LOG("message %d", i);
+		n = sd_stream_recv(self->c, buf, sizeof(buf));
+		ASSERT_EQ(200, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");
+		EXPECT_EQ(-1, sd_check(buf, 200, i));
+	}
+	close(self->c);
+	self->c = -1;
+	EXPECT_EQ(0, reap(self->child, SD_STEP_MS));
+	self->child = 0;
+}
+
+/* A client that connects, then hands the connection to a child. */
+TEST_F_TIMEOUT(life, fork_after_connect_child_uses_socket, 60)
+{
+	char buf[256];
+	int i;
+	long n;
+
+	PAIR(SOCK_SEQPACKET);
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		close(self->s);
+		for (i = 0; i < 20; i++) {
+			sd_fill(buf, 100 + i, i);
+			if (sd_msg_send(self->c, SOCK_SEQPACKET, buf, 100 + i))
+				_exit(1);
+			n = sd_msg_recv(self->c, SOCK_SEQPACKET, buf, sizeof(buf));
+			if (n != 100 + i || sd_check(buf, n, 1000 + i) != -1)
+				_exit(2);
+		}
+		_exit(0);
+	}
+	close(self->c);
+	self->c = -1;
+	for (i = 0; i < 20; i++) {
+		n = sd_msg_recv(self->s, SOCK_SEQPACKET, buf, sizeof(buf));
+		ASSERT_EQ(100 + i, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");
+		EXPECT_EQ(-1, sd_check(buf, n, i));
+		sd_fill(buf, n, 1000 + i);
+		ASSERT_EQ(0, sd_msg_send(self->s, SOCK_SEQPACKET, buf, n));
+	}
+	EXPECT_EQ(0, reap(self->child, SD_STEP_MS));
+	self->child = 0;
+	/* The child exited holding the last reference: that closed the connection. */
+	EXPECT_EQ(-ENODATA, sd_msg_recv(self->s, SOCK_SEQPACKET, buf, sizeof(buf)));
+}
+
+/*
+ * Credit starvation, non-blocking writer: with the reader not reading,
+ * sends must eventually say EAGAIN (back-pressure, not unbounded kernel
+ * buffering) and POLLOUT must clear; after the reader resumes, every
+ * message arrives intact and in order, and POLLOUT comes back.
+ */
+#define STARVE_LEN 32768
+#define STARVE_CAP (64 << 20)
+
+TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
+{
+	char *buf = malloc(STARVE_LEN + 4);
+	long queued = 0, n;
+	int sent = 0, got = 0, ev, status;
+	pid_t reader;
+
+	ASSERT_NE(NULL, buf);
+	PAIR(SOCK_STREAM);
+	fcntl(self->c, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		uint32_t be = htonl(STARVE_LEN);
+
+		memcpy(buf, &be, 4);
+		sd_fill(buf + 4, STARVE_LEN, sent);
+		n = send(self->c, buf, STARVE_LEN + 4, MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		ASSERT_LT(0, n) TH_LOG("send: %s", strerror(errno));
+		/* A partial write leaves the stream mid-message: finish it blocking-style. */
+		if (n < STARVE_LEN + 4) {
+			TH_LOG("partial write of %ld after %d messages", n, sent);
+			break;
+		}
+		sent++;
+		queued += n;
+		ASSERT_GT(STARVE_CAP, queued) TH_LOG("%ld bytes taken and no EAGAIN", queued);
+	}
+	TH_LOG("%d messages (%ld bytes) queued before back-pressure", sent, queued);
+	ev = sd_poll(self->c, POLLOUT, 100);
+	EXPECT_FALSE(ev & POLLOUT) TH_LOG("revents 0x%x", ev);
+	sd_sleep_ms(1500);
+	ev = sd_poll(self->c, POLLOUT, 0);
+	EXPECT_FALSE(ev & POLLOUT) TH_LOG("POLLOUT while the peer reads nothing");
+
+	/* Resume: a reader process checks everything, the writer finishes the rest. */
+	reader = fork();
+	ASSERT_LE(0, reader);
+	if (reader == 0) {
+		char *in = malloc(STARVE_LEN);
+		int i;
+
+		for (i = 0; i < sent + 16; i++) {
+			n = sd_stream_recv(self->s, in, STARVE_LEN);
+			if (n != STARVE_LEN || sd_check(in, STARVE_LEN, i) != -1)
+				_exit(10 + i % 100);
+		}
+		_exit(0);
+	}
+	if (n > 0 && n < STARVE_LEN + 4) {
+		ASSERT_EQ(0, sd_write_all(self->c, buf + n, STARVE_LEN + 4 - n));
+		sent++;
+	}
+	ev = sd_poll(self->c, POLLOUT, SD_STEP_MS);
+	EXPECT_TRUE(ev & POLLOUT) TH_LOG("no POLLOUT after the reader resumed");
+	for (got = sent; got < sent + 16; got++) {
+		sd_fill(buf, STARVE_LEN, got);
+		ASSERT_EQ(0, sd_stream_send(self->c, buf, STARVE_LEN));
+	}
+	status = reap(reader, 120000);
+	EXPECT_EQ(0, status) TH_LOG("reader: 0 ok, -1 hung, 10+ message index mod 100 wrong");
+	free(buf);
+}
+
+struct blocked_writer {
+	int fd, count, err, done;
+	pthread_t thread;
+};
+
+static void *blocked_writer_thread(void *arg)
+{
+	struct blocked_writer *w = arg;
+	char *buf = malloc(STARVE_LEN);
+	int i;
+
+	for (i = 0; i < w->count && !w->err; i++) {
+		sd_fill(buf, STARVE_LEN, i);
+		w->err = sd_stream_send(w->fd, buf, STARVE_LEN);
+	}
+	free(buf);
+	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Blocking writer: it blocks while the reader sleeps, then finishes. */
+TEST_F_TIMEOUT(life, credit_starvation_blocking, 180)
+{
+	struct blocked_writer w = { .count = 1024 };	/* 32 MiB */
+	char *buf = malloc(STARVE_LEN);
+	int i;
+	long n;
+
+	ASSERT_NE(NULL, buf);
+	PAIR(SOCK_STREAM);
+	sd_set_timeouts(self->c, 0);	/* no send timeout: it must block */
+	w.fd = self->c;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, blocked_writer_thread, &w));
+	sd_sleep_ms(3000);
+	EXPECT_FALSE(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST))
+		TH_LOG("32 MiB went out with nobody reading (err %d)", w.err);
+	for (i = 0; i < w.count; i++) {
+		n = sd_stream_recv(self->s, buf, STARVE_LEN);
+		ASSERT_EQ(STARVE_LEN, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");
+		ASSERT_EQ(-1, sd_check(buf, STARVE_LEN, i)) TH_LOG("message %d", i);
+	}
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.err);
+	free(buf);
+}
+
+TEST_F_TIMEOUT(life, so_sndtimeo_when_peer_does_not_read, 120)
+{
+	struct timeval tv = { 0, 500000 };
+	char *buf = malloc(STARVE_LEN);
+	long total = 0, t0 = 0;
+	int err = 0;
+
+	ASSERT_NE(NULL, buf);
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	while (total < STARVE_CAP) {
+		ssize_t n;
+
+		t0 = sd_now_ms();
+		n = send(self->c, buf, STARVE_LEN, MSG_NOSIGNAL);
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		total += n;
+	}
+	EXPECT_EQ(EAGAIN, err) TH_LOG("after %ld bytes: %s", total, strerror(err));
+	EXPECT_LE(400, sd_now_ms() - t0);
+	EXPECT_GT(10000, sd_now_ms() - t0);
+	free(buf);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A signal without SA_RESTART interrupts a blocked receive with EINTR. */
+TEST_F(life, signal_interrupts_blocked_recv)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct itimerval it = { .it_value = { 0, 300000 } };
+	char b, two[4];
+	ssize_t n;
+
+	PAIR(SOCK_STREAM);
+	sd_set_timeouts(self->c, 0);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	n = recv(self->c, &b, 1, 0);
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EINTR, errno);
+	/* And the connection is unharmed. */
+	ASSERT_EQ(0, sd_stream_send(self->s, "ok", 2));
+	EXPECT_EQ(2, sd_stream_recv(self->c, two, sizeof(two)));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of the AF_SMBDIRECT kselftests: the four transports the
+ * guest offers (guest-init.sh: rxe0 on veth0, siw0 on lo), socket set-up
+ * with ephemeral ports, framing helpers for SOCK_STREAM, and patterns that
+ * let a receiver prove every byte arrived where it belongs.
+ *
+ * Helpers return -errno (or 0 / a count) and never ASSERT: they run in
+ * threads and forked children too, where the harness' longjmp is unsafe.
+ */
+#ifndef SD_TEST_H
+#define SD_TEST_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/smbdirect.h>
+
+/* How long any single step may take before it counts as a hang. */
+#define SD_STEP_MS 20000
+
+struct sd_target {
+	const char *kind;	/* "rxe" or "siw": the RDMA link type */
+	const char *netdev;	/* the link's network device */
+	int af;			/* AF_INET or AF_INET6 */
+	const char *addr;	/* local address of netdev, server and client alike */
+	__u32 transport;	/* expected smbdirect_params.transport */
+};
+
+/*
+ * rxe0 on veth0 comes from guest-init.sh. Soft-iWARP cannot use its siw0 on
+ * lo: RDMA CM cannot resolve a route for 127.0.0.1 or ::1 on it (rping
+ * fails the same way: "rdma_resolve_route: No such device"), so the siw
+ * targets use veth1's addresses, and sd_target_unusable() adds a siw link
+ * on veth1 when the guest has none.
+ */
+#define SD_TARGET_RXE4 { "rxe", "veth0", AF_INET, "10.77.0.1", SMBDIRECT_TRANSPORT_ROCE }
+#define SD_TARGET_RXE6 { "rxe", "veth0", AF_INET6, "fd77::1", SMBDIRECT_TRANSPORT_ROCE }
+#define SD_TARGET_SIW4 { "siw", "veth1", AF_INET, "10.77.0.2", SMBDIRECT_TRANSPORT_IWARP }
+#define SD_TARGET_SIW6 { "siw", "veth1", AF_INET6, "fd77::2", SMBDIRECT_TRANSPORT_IWARP }
+#define SD_SIW_LINK "siw1"
+
+/*
+ * Every socket test file declares its fixture's variant as holding one
+ * struct sd_target named t and adds these four.
+ */
+#define SD_ADD_TARGET_VARIANTS(fixture)				\
+	FIXTURE_VARIANT_ADD(fixture, rxe4) { .t = SD_TARGET_RXE4 };	\
+	FIXTURE_VARIANT_ADD(fixture, rxe6) { .t = SD_TARGET_RXE6 };	\
+	FIXTURE_VARIANT_ADD(fixture, siw4) { .t = SD_TARGET_SIW4 };	\
+	FIXTURE_VARIANT_ADD(fixture, siw6) { .t = SD_TARGET_SIW6 }
+
+static inline long sd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static inline void sd_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static inline int sd_read_long(const char *path, long *value)
+{
+	char buf[64] = {};
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	*value = strtol(buf, NULL, 0);
+	return 0;
+}
+
+/* The family number the module took; -errno if it is not loaded. */
+static inline int sd_family(void)
+{
+	long family = -1;
+	int ret = sd_read_long(SMBDIRECT_FAMILY_SYSFS, &family);
+
+	return ret ? ret : (int)family;
+}
+
+static inline int sd_socket(int type)
+{
+	int family = sd_family();
+	int fd;
+
+	if (family < 0)
+		return family;
+	fd = socket(family, type, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+static inline socklen_t sd_addr(const struct sd_target *t, int port,
+				struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (t->af == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		inet_pton(AF_INET, t->addr, &sin->sin_addr);
+		return sizeof(*sin);
+	}
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_port = htons(port);
+	inet_pton(AF_INET6, t->addr, &sin6->sin6_addr);
+	return sizeof(*sin6);
+}
+
+static inline int sd_port_of(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return -1;
+}
+
+/*
+ * The name of the RDMA link of the target's kind on its netdev, from
+ * "rdma link show" ("link rxe0/1 state ACTIVE ... netdev veth0"), in name
+ * (room len); 0 when found, -ENODEV when there is none.
+ */
+static inline int sd_target_link(const struct sd_target *t, char *name, size_t len)
+{
+	char line[256], dev[64], nd[64];
+	FILE *f = popen("rdma link show 2>/dev/null", "r");
+	int found = -ENODEV;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, " netdev ");
+
+		if (sscanf(line, "link %63[^/]", dev) != 1 || !p ||
+		    sscanf(p, " netdev %63s", nd) != 1)
+			continue;
+		if (!strncmp(dev, t->kind, strlen(t->kind)) && !strcmp(nd, t->netdev) &&
+		    found) {
+			snprintf(name, len, "%s", dev);
+			found = 0;
+		}
+	}
+	pclose(f);
+	return found;
+}
+
+static inline int sd_have_device(const struct sd_target *t)
+{
+	char name[64];
+
+	return sd_target_link(t, name, sizeof(name)) == 0;
+}
+
+/*
+ * A listener on the target's address with an ephemeral port (bind port 0,
+ * read it back with getsockname). Returns the fd or -errno; *port is set.
+ */
+static inline int sd_listen_type(const struct sd_target *t, int type,
+				 int backlog, int *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(t, 0, &ss);
+	int fd = sd_socket(type), ret;
+
+	if (fd < 0)
+		return fd;
+	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, backlog))
+		goto fail;
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		goto fail;
+	*port = sd_port_of(&ss);
+	if (*port <= 0) {
+		close(fd);
+		return -EADDRNOTAVAIL;
+	}
+	return fd;
+fail:
+	ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static inline int sd_connect_type(const struct sd_target *t, int type, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(t, port, &ss);
+	int fd = sd_socket(type), ret;
+
+	if (fd < 0)
+		return fd;
+	if (connect(fd, (struct sockaddr *)&ss, len)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* accept() that gives up after ms milliseconds (-ETIMEDOUT). */
+static inline int sd_accept_ms(int lfd, int ms)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	int ret = poll(&p, 1, ms), fd;
+
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -ETIMEDOUT;
+	fd = accept(lfd, NULL, NULL);
+	return fd < 0 ? -errno : fd;
+}
+
+struct sd_connect_job {
+	const struct sd_target *t;
+	int type, port, fd;
+	int preset;		/* connect j->fd itself, leave it open on error */
+	int err;		/* out: -errno of connect() with preset */
+	pthread_t thread;
+};
+
+static inline void *sd_connect_thread(void *arg)
+{
+	struct sd_connect_job *j = arg;
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (!j->preset) {
+		j->fd = sd_connect_type(j->t, j->type, j->port);
+		return NULL;
+	}
+	len = sd_addr(j->t, j->port, &ss);
+	j->err = connect(j->fd, (struct sockaddr *)&ss, len) ? -errno : 0;
+	return NULL;
+}
+
+/*
+ * A connected pair over the target: *client from connect(), *server from
+ * accept() on a listener that is closed again. Connect runs in a thread so
+ * that an implementation whose connect waits for accept cannot deadlock the
+ * test. Returns 0 or -errno; on error *why says which step.
+ */
+static inline int sd_pair_type(const struct sd_target *t, int type,
+			       int *client, int *server, const char **why)
+{
+	struct sd_connect_job j = { .t = t, .type = type };
+	int lfd, sfd;
+
+	*client = *server = -1;
+	lfd = sd_listen_type(t, type, 4, &j.port);
+	if (lfd < 0) {
+		*why = "listen";
+		return lfd;
+	}
+	if (pthread_create(&j.thread, NULL, sd_connect_thread, &j)) {
+		close(lfd);
+		*why = "pthread_create";
+		return -EAGAIN;
+	}
+	sfd = sd_accept_ms(lfd, SD_STEP_MS);
+	pthread_join(j.thread, NULL);
+	close(lfd);
+	if (j.fd < 0 || sfd < 0) {
+		if (j.fd >= 0)
+			close(j.fd);
+		if (sfd >= 0)
+			close(sfd);
+		*why = j.fd < 0 ? "connect" : "accept";
+		return j.fd < 0 ? j.fd : sfd;
+	}
+	*client = j.fd;
+	*server = sfd;
+	return 0;
+}
+
+/* SO_RCVTIMEO / SO_SNDTIMEO as a safety net against hangs. */
+static inline void sd_set_timeouts(int fd, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Waits for events on fd; returns revents, 0 on timeout, -errno. */
+static inline int sd_poll(int fd, short events, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int ret = poll(&p, 1, ms);
+
+	if (ret < 0)
+		return -errno;
+	return ret ? p.revents : 0;
+}
+
+/* Writes all of buf; returns 0 or -errno. */
+static inline int sd_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (sd_poll(fd, POLLOUT, SD_STEP_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Reads exactly len bytes; returns 0, -ENODATA on early EOF, or -errno. */
+static inline int sd_read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (sd_poll(fd, POLLIN, SD_STEP_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The pattern byte at offset i of message seed. */
+static inline unsigned char sd_pattern(uint32_t seed, size_t i)
+{
+	uint32_t x = seed * 2654435761u + (uint32_t)i * 40503u + (uint32_t)(i >> 13);
+
+	return (unsigned char)(x ^ (x >> 11) ^ (x >> 19));
+}
+
+static inline void sd_fill(void *buf, size_t len, uint32_t seed)
+{
+	unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = sd_pattern(seed, i);
+}
+
+/* Offset of the first wrong byte, or -1 when all of buf is right. */
+static inline long sd_check(const void *buf, size_t len, uint32_t seed)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != sd_pattern(seed, i))
+			return (long)i;
+	return -1;
+}
+
+/* SOCK_STREAM framing: 4-byte big-endian length, then the message. */
+static inline int sd_stream_send(int fd, const void *msg, uint32_t len)
+{
+	uint32_t be = htonl(len);
+	struct iovec iov[2] = {
+		{ &be, 4 }, { (void *)msg, len },
+	};
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+	size_t want = 4 + (size_t)len, done = 0;
+
+	while (done < want) {
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (sd_poll(fd, POLLOUT, SD_STEP_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		done += n;
+		/* Advance the iovecs past what was taken. */
+		while (n && mh.msg_iovlen) {
+			if ((size_t)n >= mh.msg_iov->iov_len) {
+				n -= mh.msg_iov->iov_len;
+				mh.msg_iov++;
+				mh.msg_iovlen--;
+			} else {
+				mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + n;
+				mh.msg_iov->iov_len -= n;
+				n = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Reads one framed message into buf (room cap); returns its length,
+ * -EMSGSIZE if it does not fit (the stream is then out of sync), -ENODATA
+ * on EOF at a message boundary, or -errno.
+ */
+static inline long sd_stream_recv(int fd, void *buf, size_t cap)
+{
+	uint32_t be;
+	int ret = sd_read_all(fd, &be, 4);
+
+	if (ret)
+		return ret;
+	if (ntohl(be) > cap)
+		return -EMSGSIZE;
+	ret = sd_read_all(fd, buf, ntohl(be));
+	return ret ? ret : (long)ntohl(be);
+}
+
+/* One message of either type: framed for SOCK_STREAM, as is otherwise. */
+static inline int sd_msg_send(int fd, int type, const void *msg, uint32_t len)
+{
+	ssize_t n;
+
+	if (type == SOCK_STREAM)
+		return sd_stream_send(fd, msg, len);
+	for (;;) {
+		n = send(fd, msg, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (sd_poll(fd, POLLOUT, SD_STEP_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		return (size_t)n == len ? 0 : -EIO;
+	}
+}
+
+static inline long sd_msg_recv(int fd, int type, void *buf, size_t cap)
+{
+	ssize_t n;
+
+	if (type == SOCK_STREAM)
+		return sd_stream_recv(fd, buf, cap);
+	for (;;) {
+		n = recv(fd, buf, cap, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if (sd_poll(fd, POLLIN, SD_STEP_MS) <= 0)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		return n;
+	}
+}
+
+static inline int sd_get_params(int fd, struct smbdirect_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->size = sizeof(*p);
+	return ioctl(fd, SMBDIRECT_IOC_GET_PARAMS, p) ? -errno : 0;
+}
+
+static inline int sd_setopt(int fd, int opt, int value)
+{
+	return setsockopt(fd, SOL_SMBDIRECT, opt, &value, sizeof(value)) ? -errno : 0;
+}
+
+static inline int sd_getopt(int fd, int opt, int *value)
+{
+	socklen_t len = sizeof(*value);
+
+	return getsockopt(fd, SOL_SMBDIRECT, opt, value, &len) ? -errno : 0;
+}
+
+/*
+ * Why this target cannot be tested in this guest, or NULL when it can.
+ * Only the environment is judged here (an RDMA link of the right kind on
+ * the right netdev), never the module.
+ */
+static inline const char *sd_target_unusable(const struct sd_target *t)
+{
+	static char why[200];
+	char name[64];
+
+	if (sd_target_link(t, name, sizeof(name)) == 0)
+		return NULL;
+	if (!strcmp(t->kind, "siw")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rdma link add %s type siw netdev %s 2>/dev/null",
+			 SD_SIW_LINK, t->netdev);
+		if (system(cmd) == 0 && sd_target_link(t, name, sizeof(name)) == 0)
+			return NULL;
+	}
+	snprintf(why, sizeof(why), "no %s link on %s in this guest (rdma link show)",
+		 t->kind, t->netdev);
+	return why;
+}
+
+#endif /* SD_TEST_H */

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_SMBDIRECT sockets end to end, over each transport the guest offers
+ * (rxe = RoCEv2, siw = iWARP) and each address family: connect/accept and
+ * the addresses they report, echo, every message size that sits on a
+ * fragmentation edge, the negotiated-size limit, GET_PARAMS, and the
+ * SOL_SMBDIRECT options (before connect they shape the negotiation, after
+ * it they are refused).
+ */
+#include "kselftest_harness.h"
+#include "sd_test.h"
+
+FIXTURE(sock) {
+	int c, s;		/* connected client and accepted server */
+	struct smbdirect_params cp, sp;
+};
+
+FIXTURE_VARIANT(sock) {
+	struct sd_target t;
+};
+
+SD_ADD_TARGET_VARIANTS(sock);
+
+FIXTURE_SETUP(sock)
+{
+	const char *why = sd_target_unusable(&variant->t);
+
+	self->c = self->s = -1;
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+}
+
+FIXTURE_TEARDOWN(sock)
+{
+	if (self->c >= 0)
+		close(self->c);
+	if (self->s >= 0)
+		close(self->s);
+}
+
+/* Connects self->c/self->s with the given type; fails the test if it cannot. */
+#define PAIR(type) do {							\
+	const char *_why = "";						\
+	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
+	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
+				variant->t.addr, strerror(-_r));	\
+	sd_set_timeouts(self->c, SD_STEP_MS);				\
+	sd_set_timeouts(self->s, SD_STEP_MS);				\
+} while (0)
+
+#define PARAMS() do {							\
+	ASSERT_EQ(0, sd_get_params(self->c, &self->cp));		\
+	ASSERT_EQ(0, sd_get_params(self->s, &self->sp));		\
+} while (0)
+
+static int same_address(const struct sockaddr_storage *a,
+			const struct sockaddr_storage *b, int with_port)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (with_port && sd_port_of(a) != sd_port_of(b))
+		return 0;
+	if (a->ss_family == AF_INET)
+		return !memcmp(&((struct sockaddr_in *)a)->sin_addr,
+			       &((struct sockaddr_in *)b)->sin_addr, 4);
+	return !memcmp(&((struct sockaddr_in6 *)a)->sin6_addr,
+		       &((struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+TEST_F(sock, connect_accept_addresses)
+{
+	struct sockaddr_storage want, cl, cp, sl, sp;
+	socklen_t len;
+	int v;
+
+	PAIR(SOCK_STREAM);
+	sd_addr(&variant->t, 0, &want);
+
+	len = sizeof(cl);
+	ASSERT_EQ(0, getsockname(self->c, (struct sockaddr *)&cl, &len));
+	len = sizeof(cp);
+	ASSERT_EQ(0, getpeername(self->c, (struct sockaddr *)&cp, &len));
+	len = sizeof(sl);
+	ASSERT_EQ(0, getsockname(self->s, (struct sockaddr *)&sl, &len));
+	len = sizeof(sp);
+	ASSERT_EQ(0, getpeername(self->s, (struct sockaddr *)&sp, &len));
+
+	EXPECT_TRUE(same_address(&cp, &want, 0));
+	EXPECT_TRUE(same_address(&cl, &want, 0));
+	EXPECT_LT(0, sd_port_of(&cl));
+	/* Each end sees the other's address and port. */
+	EXPECT_TRUE(same_address(&cp, &sl, 1));
+	EXPECT_TRUE(same_address(&sp, &cl, 1));
+
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_TYPE, &v, &len));
+	EXPECT_EQ(SOCK_STREAM, v);
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_DOMAIN, &v, &len));
+	EXPECT_EQ(sd_family(), v);
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_ERROR, &v, &len));
+	EXPECT_EQ(0, v);
+}
+
+TEST_F(sock, connect_without_listener_is_refused)
+{
+	int port, lfd, fd;
+	long t0;
+
+	/* A port that was free a moment ago and has no listener now. */
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 1, &port);
+	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+	close(lfd);
+	t0 = sd_now_ms();
+	fd = sd_connect_type(&variant->t, SOCK_STREAM, port);
+	EXPECT_EQ(-ECONNREFUSED, fd) TH_LOG("connect gave %s", fd < 0 ? strerror(-fd) : "a socket");
+	EXPECT_GT(SD_STEP_MS, sd_now_ms() - t0);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_F(sock, bind_conflict_and_foreign_family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int port, lfd, fd;
+	struct sockaddr bad = { .sa_family = AF_UNIX };
+
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 1, &port);
+	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+	fd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, fd);
+	len = sd_addr(&variant->t, port, &ss);
+	EXPECT_EQ(-1, bind(fd, (struct sockaddr *)&ss, len));
+	EXPECT_EQ(EADDRINUSE, errno);
+	/* Only sockaddr_in / sockaddr_in6 are addresses of this family. */
+	errno = 0;
+	EXPECT_EQ(-1, bind(fd, &bad, sizeof(bad)));
+	EXPECT_TRUE(errno == EAFNOSUPPORT || errno == EINVAL) TH_LOG("errno %d", errno);
+	close(fd);
+	close(lfd);
+}
+
+struct echo_job {
+	int fd, type;
+	size_t cap;
+	long messages;		/* out: messages echoed */
+	int err;		/* out: -errno that ended it other than EOF */
+	pthread_t thread;
+};
+
+/* Echoes every message back until EOF. */
+static void *echo_thread(void *arg)
+{
+	struct echo_job *j = arg;
+	char *buf = malloc(j->cap);
+	long n;
+
+	if (!buf) {
+		j->err = -ENOMEM;
+		return NULL;
+	}
+	for (;;) {
+		n = sd_msg_recv(j->fd, j->type, buf, j->cap);
+		if (n == -ENODATA)
+			break;
+		if (n < 0) {
+			j->err = n;
+			break;
+		}
+		j->err = sd_msg_send(j->fd, j->type, buf, n);
+		if (j->err)
+			break;
+		j->messages++;
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * Sends each size to the echo thread and checks what comes back; returns
+ * the number of sizes that came back intact.
+ */
+static int echo_sizes(struct __test_metadata *_metadata, int fd, int type,
+		      const size_t *sizes, int count, size_t cap)
+{
+	char *out = malloc(cap), *in = malloc(cap);
+	int i, good = 0;
+	long n, bad;
+
+	if (!out || !in)
+		goto done;
+	for (i = 0; i < count; i++) {
+		sd_fill(out, sizes[i], 1000 + i);
+		n = sd_msg_send(fd, type, out, sizes[i]);
+		EXPECT_EQ(0, n) TH_LOG("send %zu: %s", sizes[i], strerror(-n));
+		if (n)
+			break;
+		memset(in, 0, sizes[i]);
+		n = sd_msg_recv(fd, type, in, cap);
+		EXPECT_EQ((long)sizes[i], n) TH_LOG("echo of %zu: %ld (%s)", sizes[i], n,
+						    n < 0 ? strerror(-n) : "short");
+		if (n != (long)sizes[i])
+			break;
+		bad = sd_check(in, sizes[i], 1000 + i);
+		EXPECT_EQ(-1, bad) TH_LOG("%zu-byte message wrong at %ld", sizes[i], bad);
+		good += bad == -1;
+	}
+done:
+	free(out);
+	free(in);
+	return good;
+}
+
+static void echo_many(struct __test_metadata *_metadata, int c, int s, int type)
+{
+	struct echo_job j = { .fd = s, .type = type, .cap = 65536 };
+	size_t sizes[200];
+	int i;
+
+	for (i = 0; i < 200; i++)
+		sizes[i] = 1 + (i * 7919) % 65536;
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, echo_thread, &j));
+	EXPECT_EQ(200, echo_sizes(_metadata, c, type, sizes, 200, 65536));
+	shutdown(c, SHUT_WR);
+	pthread_join(j.thread, NULL);
+	EXPECT_EQ(0, j.err) TH_LOG("echo side: %s", strerror(-j.err));
+	EXPECT_EQ(200, j.messages);
+}
+
+TEST_F(sock, echo_stream)
+{
+	PAIR(SOCK_STREAM);
+	echo_many(_metadata, self->c, self->s, SOCK_STREAM);
+}
+
+TEST_F(sock, echo_seqpacket)
+{
+	PAIR(SOCK_SEQPACKET);
+	echo_many(_metadata, self->c, self->s, SOCK_SEQPACKET);
+}
+
+/*
+ * The sizes on the edges of one PDU (max_send_size, and what is left of it
+ * after the 24-byte data-transfer header), of pages, 1 MiB, and the
+ * largest message the peer takes.
+ */
+static int edge_sizes(const struct smbdirect_params *p, size_t *sizes)
+{
+	size_t payload = p->max_send_size - 24;
+	size_t list[] = {
+		1, 2, 4095, 4096, 4097,
+		payload - 1, payload, payload + 1,
+		p->max_send_size - 1, p->max_send_size, p->max_send_size + 1,
+		2 * payload, 2 * payload + 1,
+		1 << 20, p->max_fragmented_send_size - 1, p->max_fragmented_send_size,
+	};
+	int i, n = 0;
+
+	for (i = 0; i < (int)(sizeof(list) / sizeof(list[0])); i++)
+		if (list[i] > 0 && list[i] <= p->max_fragmented_send_size)
+			sizes[n++] = list[i];
+	return n;
+}
+
+static void message_sizes(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(sock) *self, int type)
+{
+	struct echo_job j = { .fd = self->s, .type = type };
+	size_t sizes[32];
+	int n;
+
+	ASSERT_EQ(0, sd_get_params(self->c, &self->cp));
+	ASSERT_EQ(0, sd_get_params(self->s, &self->sp));
+	ASSERT_LT(24U, self->cp.max_send_size);
+	/* The echo goes back the other way: both directions' limits apply. */
+	ASSERT_EQ(self->cp.max_fragmented_send_size, self->sp.max_fragmented_receive_size);
+	n = edge_sizes(&self->cp, sizes);
+	if (self->sp.max_fragmented_send_size < self->cp.max_fragmented_send_size)
+		n = edge_sizes(&self->sp, sizes);
+	TH_LOG("max_send_size %u, max_fragmented_send_size %u, %d sizes",
+	       self->cp.max_send_size, self->cp.max_fragmented_send_size, n);
+	j.cap = self->sp.max_fragmented_receive_size + 4;
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, echo_thread, &j));
+	EXPECT_EQ(n, echo_sizes(_metadata, self->c, type, sizes, n, j.cap));
+	shutdown(self->c, SHUT_WR);
+	pthread_join(j.thread, NULL);
+	EXPECT_EQ(0, j.err) TH_LOG("echo side: %s", strerror(-j.err));
+}
+
+TEST_F_TIMEOUT(sock, message_sizes_stream, 120)
+{
+	PAIR(SOCK_STREAM);
+	message_sizes(_metadata, self, SOCK_STREAM);
+}
+
+TEST_F_TIMEOUT(sock, message_sizes_seqpacket, 120)
+{
+	PAIR(SOCK_SEQPACKET);
+	message_sizes(_metadata, self, SOCK_SEQPACKET);
+}
+
+/*
+ * An empty message cannot travel: a data-transfer PDU without data is a
+ * credit grant or keepalive. The UAPI does not say what sending one does;
+ * whatever it does, the peer must not see a phantom message and the stream
+ * must stay in step.
+ */
+static void zero_length(struct __test_metadata *_metadata, int c, int s, int type)
+{
+	uint32_t zero = 0;
+	char one = 'x', buf[16];
+	ssize_t n;
+	long got;
+
+	if (type == SOCK_STREAM)
+		n = send(c, &zero, 4, MSG_NOSIGNAL);
+	else
+		n = send(c, &one, 0, MSG_NOSIGNAL);
+	EXPECT_TRUE(n == (type == SOCK_STREAM ? 4 : 0) || (n == -1 && errno == EINVAL))
+		TH_LOG("empty send gave %zd (%s)", n, strerror(errno));
+	ASSERT_EQ(0, sd_msg_send(c, type, &one, 1));
+	got = sd_msg_recv(s, type, buf, sizeof(buf));
+	EXPECT_EQ(1, got);
+	EXPECT_EQ('x', buf[0]);
+}
+
+TEST_F(sock, zero_length_stream)
+{
+	PAIR(SOCK_STREAM);
+	zero_length(_metadata, self->c, self->s, SOCK_STREAM);
+}
+
+TEST_F(sock, zero_length_seqpacket)
+{
+	PAIR(SOCK_SEQPACKET);
+	zero_length(_metadata, self->c, self->s, SOCK_SEQPACKET);
+}
+
+/* One byte above the peer's MaxFragmentedSize is EMSGSIZE, and harmless. */
+static void oversized(struct __test_metadata *_metadata, FIXTURE_DATA(sock) *self, int type)
+{
+	size_t big;
+	char *buf, small[8];
+	ssize_t n;
+
+	ASSERT_EQ(0, sd_get_params(self->c, &self->cp));
+	big = (size_t)self->cp.max_fragmented_send_size + 1;
+	buf = calloc(1, big + 4);
+	ASSERT_NE(NULL, buf);
+	if (type == SOCK_STREAM) {
+		uint32_t be = htonl(big);
+
+		memcpy(buf, &be, 4);
+		n = send(self->c, buf, big + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} else {
+		n = send(self->c, buf, big, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EMSGSIZE, errno);
+	free(buf);
+	/* Nothing of it was taken: the next message goes through as usual. */
+	ASSERT_EQ(0, sd_msg_send(self->c, type, "after", 5));
+	n = sd_msg_recv(self->s, type, small, sizeof(small));
+	EXPECT_EQ(5, n);
+	EXPECT_EQ(0, memcmp(small, "after", 5));
+}
+
+TEST_F(sock, oversized_stream_emsgsize)
+{
+	PAIR(SOCK_STREAM);
+	oversized(_metadata, self, SOCK_STREAM);
+}
+
+TEST_F(sock, oversized_seqpacket_emsgsize)
+{
+	PAIR(SOCK_SEQPACKET);
+	oversized(_metadata, self, SOCK_SEQPACKET);
+}
+
+static long module_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+
+	snprintf(path, sizeof(path), "/sys/module/af_smbdirect/parameters/%s", name);
+	return sd_read_long(path, &v) ? -1 : v;
+}
+
+TEST_F(sock, get_params_sane)
+{
+	const struct smbdirect_params *c = &self->cp, *s = &self->sp;
+	long def;
+
+	PAIR(SOCK_STREAM);
+	PARAMS();
+	EXPECT_EQ(sizeof(struct smbdirect_params), c->size);
+	EXPECT_EQ(0x100U, c->version);
+	EXPECT_EQ(0x100U, s->version);
+	EXPECT_EQ(variant->t.transport, c->transport);
+	EXPECT_EQ(variant->t.transport, s->transport);
+	/* Effective send size: ours bounded by what the peer receives. */
+	EXPECT_LT(24U, c->max_send_size);
+	EXPECT_LT(24U, s->max_send_size);
+	EXPECT_GE(s->max_receive_size, c->max_send_size);
+	EXPECT_GE(c->max_receive_size, s->max_send_size);
+	/* What one side may send in one message is what the other reassembles. */
+	EXPECT_EQ(s->max_fragmented_receive_size, c->max_fragmented_send_size);
+	EXPECT_EQ(c->max_fragmented_receive_size, s->max_fragmented_send_size);
+	EXPECT_LE(131072U, c->max_fragmented_receive_size);
+	EXPECT_LE(131072U, s->max_fragmented_receive_size);
+	EXPECT_LT(0U, c->max_read_write_size);
+	EXPECT_LT(0U, c->receive_credit_max);
+	EXPECT_LT(0U, s->receive_credit_max);
+	EXPECT_LT(0U, c->send_credit_target);
+	/* Both ends negotiated with the same module defaults. */
+	EXPECT_EQ(c->keepalive_interval, s->keepalive_interval);
+	def = module_param("max_receive_size");
+	if (def > 0) {
+		EXPECT_EQ((__u32)def, c->max_receive_size);
+		EXPECT_EQ((__u32)def, s->max_receive_size);
+	}
+	def = module_param("max_fragmented_size");
+	if (def > 0)
+		EXPECT_EQ((__u32)def, c->max_fragmented_receive_size);
+	def = module_param("receive_credit_max");
+	if (def > 0)
+		EXPECT_EQ((__u32)def, c->receive_credit_max);
+	def = module_param("keepalive_interval");
+	if (def >= 0)
+		EXPECT_EQ((__u32)def, c->keepalive_interval);
+	TH_LOG("client: send %u recv %u frag send %u recv %u rw %u credits target %u max %u ird %u ord %u ka %u",
+	       c->max_send_size, c->max_receive_size, c->max_fragmented_send_size,
+	       c->max_fragmented_receive_size, c->max_read_write_size,
+	       c->send_credit_target, c->receive_credit_max, c->initiator_depth,
+	       c->responder_resources, c->keepalive_interval);
+}
+
+TEST_F(sock, get_params_requires_connection_and_size)
+{
+	struct smbdirect_params p;
+	int fd = sd_socket(SOCK_STREAM);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOTCONN, sd_get_params(fd, &p));
+	close(fd);
+
+	PAIR(SOCK_SEQPACKET);
+	memset(&p, 0, sizeof(p));
+	p.size = 0;
+	EXPECT_EQ(-1, ioctl(self->c, SMBDIRECT_IOC_GET_PARAMS, &p));
+	EXPECT_EQ(EINVAL, errno);
+	p.size = 4;
+	EXPECT_EQ(-1, ioctl(self->c, SMBDIRECT_IOC_GET_PARAMS, &p));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, sd_get_params(self->c, &p));
+	EXPECT_EQ(0x100U, p.version);
+}
+
+/*
+ * Options set before listen() and connect() decide the negotiation: the
+ * accepted socket inherits the listener's, and each side's limits show up
+ * on the other side.
+ */
+TEST_F_TIMEOUT(sock, options_before_connect_take_effect, 60)
+{
+	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_SEQPACKET };
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(&variant->t, 0, &ss);
+	int lfd = sd_socket(SOCK_SEQPACKET), v = 0;
+	struct echo_job e = { .type = SOCK_SEQPACKET, .cap = 262144 };
+	size_t size = 262144;
+	char *buf;
+	ssize_t n;
+
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, 2048));
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 262144));
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 16));
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 0));
+	ASSERT_EQ(0, sd_getopt(lfd, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &v));
+	EXPECT_EQ(262144, v);
+	ASSERT_EQ(0, bind(lfd, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(lfd, 1));
+	len = sizeof(ss);
+	ASSERT_EQ(0, getsockname(lfd, (struct sockaddr *)&ss, &len));
+	j.port = sd_port_of(&ss);
+
+	/* The client's own send size, below what the server receives. */
+	j.fd = sd_socket(SOCK_SEQPACKET);
+	ASSERT_LE(0, j.fd);
+	ASSERT_EQ(0, sd_setopt(j.fd, SMBDIRECT_OPT_MAX_SEND_SIZE, 1024));
+	ASSERT_EQ(0, sd_setopt(j.fd, SMBDIRECT_OPT_SEND_CREDIT_TARGET, 32));
+	self->c = j.fd;
+	j.preset = 1;
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+	self->s = sd_accept_ms(lfd, SD_STEP_MS);
+	pthread_join(j.thread, NULL);
+	close(lfd);
+	ASSERT_EQ(0, j.err) TH_LOG("connect: %s", strerror(-j.err));
+	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
+	sd_set_timeouts(self->c, SD_STEP_MS);
+	sd_set_timeouts(self->s, SD_STEP_MS);
+	PARAMS();
+
+	EXPECT_EQ(1024U, self->cp.max_send_size);
+	EXPECT_EQ(262144U, self->cp.max_fragmented_send_size);
+	EXPECT_EQ(2048U, self->sp.max_receive_size);
+	EXPECT_EQ(262144U, self->sp.max_fragmented_receive_size);
+	EXPECT_EQ(16U, self->sp.receive_credit_max);
+	EXPECT_EQ(0U, self->sp.keepalive_interval);
+	/* The server's send size is bounded by the client's receive size. */
+	EXPECT_GE(self->cp.max_receive_size, self->sp.max_send_size);
+	/* The accepted socket reports the listener's options. */
+	v = 0;
+	EXPECT_EQ(0, sd_getopt(self->s, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, &v));
+	EXPECT_EQ(2048, v);
+
+	/* And the limit is enforced: 256 KiB passes, one more byte does not. */
+	buf = malloc(262145);
+	ASSERT_NE(NULL, buf);
+	sd_fill(buf, 262145, 7);
+	e.fd = self->s;
+	n = send(self->c, buf, 262145, MSG_NOSIGNAL | MSG_DONTWAIT);
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EMSGSIZE, errno);
+	ASSERT_EQ(0, pthread_create(&e.thread, NULL, echo_thread, &e));
+	EXPECT_EQ(1, echo_sizes(_metadata, self->c, SOCK_SEQPACKET, &size, 1, 262145));
+	shutdown(self->c, SHUT_WR);
+	pthread_join(e.thread, NULL);
+	EXPECT_EQ(0, e.err);
+	free(buf);
+}
+
+TEST_F(sock, options_after_connect_eisconn)
+{
+	int opt, v = 0;
+
+	PAIR(SOCK_STREAM);
+	for (opt = SMBDIRECT_OPT_RECEIVE_CREDIT_MAX; opt <= SMBDIRECT_OPT_KEEPALIVE_INTERVAL; opt++) {
+		EXPECT_EQ(-EISCONN, sd_setopt(self->c, opt, 4096)) TH_LOG("option %d", opt);
+		EXPECT_EQ(-EISCONN, sd_setopt(self->s, opt, 4096)) TH_LOG("option %d", opt);
+		/* Reading them stays allowed. */
+		EXPECT_EQ(0, sd_getopt(self->c, opt, &v)) TH_LOG("option %d", opt);
+	}
+}
+
+TEST_F(sock, options_nonsense_einval)
+{
+	int fd = sd_socket(SOCK_STREAM), v = 0;
+	char byte = 1;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 0));
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_SEND_CREDIT_TARGET, 0));
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_MAX_SEND_SIZE, 0));
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_MAX_SEND_SIZE, -1));
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, 0));
+	/* [MS-SMBD]: MaxFragmentedSize is at least 131072. */
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131071));
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_MAX_READ_WRITE_SIZE, 0));
+	EXPECT_EQ(-EINVAL, sd_setopt(fd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, -1));
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_MAX_SEND_SIZE, &byte, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-ENOPROTOOPT, sd_setopt(fd, 99, 1));
+	/* A refused value leaves the option as it was, and it still takes a good one. */
+	EXPECT_EQ(0, sd_setopt(fd, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131072));
+	EXPECT_EQ(0, sd_getopt(fd, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &v));
+	EXPECT_EQ(131072, v);
+	close(fd);
+}
+
+TEST_F(sock, so_rcvtimeo)
+{
+	struct timeval tv = { 0, 300000 };
+	char buf[8];
+	long t0, dt;
+	ssize_t n;
+
+	PAIR(SOCK_STREAM);
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	t0 = sd_now_ms();
+	n = recv(self->c, buf, sizeof(buf), 0);
+	dt = sd_now_ms() - t0;
+	EXPECT_EQ(-1, n);
+	EXPECT_TRUE(errno == EAGAIN || errno == EWOULDBLOCK) TH_LOG("errno %d", errno);
+	EXPECT_LE(250, dt);
+	EXPECT_GT(10000, dt);
+	/* Data that arrives within the timeout is returned. */
+	tv.tv_sec = 10;
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, sd_stream_send(self->s, "hi", 2));
+	EXPECT_EQ(2, sd_stream_recv(self->c, buf, sizeof(buf)));
+}
+
+TEST_HARNESS_MAIN

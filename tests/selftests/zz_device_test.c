@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An RDMA device removed under live connections ("rdma link delete"):
+ * the removal completes (the module lets go of the device), blocked calls
+ * on its sockets return with an error instead of hanging, later calls fail,
+ * poll() reports it. After the link is added again, new connections work.
+ *
+ * Deleting links disturbs everything else running over them, so this runs
+ * late (check.sh runs the binaries in glob order) and puts the links back,
+ * whatever happens, before it exits.
+ */
+#include "kselftest_harness.h"
+#include "sd_test.h"
+
+static pid_t harness_pid;
+
+static int run(const char *fmt, const char *a, const char *b)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), fmt, a, b);
+	return system(cmd);
+}
+
+static void restore_all(void)
+{
+	static const struct sd_target rxe = SD_TARGET_RXE4, siw = SD_TARGET_SIW4;
+
+	if (!sd_have_device(&rxe))
+		system("rdma link add rxe0 type rxe netdev veth0");
+	if (!sd_have_device(&siw))
+		system("rdma link add " SD_SIW_LINK " type siw netdev veth1");
+}
+
+static void __attribute__((constructor)) remember_harness(void)
+{
+	harness_pid = getpid();
+}
+
+static void __attribute__((destructor)) put_links_back(void)
+{
+	if (getpid() == harness_pid)
+		restore_all();
+}
+
+FIXTURE(dev) {
+	int fds[5];		/* listener, stream pair, seqpacket pair */
+	char link[64];
+};
+
+FIXTURE_VARIANT(dev) {
+	struct sd_target t;
+};
+
+FIXTURE_VARIANT_ADD(dev, rxe4) { .t = SD_TARGET_RXE4 };
+FIXTURE_VARIANT_ADD(dev, siw6) { .t = SD_TARGET_SIW6 };
+
+FIXTURE_SETUP(dev)
+{
+	const char *why = sd_target_unusable(&variant->t);
+	int i;
+
+	for (i = 0; i < 5; i++)
+		self->fds[i] = -1;
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, sd_target_link(&variant->t, self->link, sizeof(self->link)));
+	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if (self->fds[i] >= 0)
+			close(self->fds[i]);
+	restore_all();
+}
+
+struct blocked {
+	int fd, send;		/* receive, or send until it fails */
+	long ret;		/* last result: >= 0, or -errno */
+	int done;
+	pthread_t thread;
+};
+
+static void *blocked_thread(void *arg)
+{
+	struct blocked *b = arg;
+	static char buf[65536];
+
+	if (b->send) {
+		do
+			b->ret = sd_stream_send(b->fd, buf, sizeof(buf));
+		while (!b->ret);
+	} else {
+		b->ret = recv(b->fd, buf, sizeof(buf), 0);
+		if (b->ret < 0)
+			b->ret = -errno;
+	}
+	__atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int wait_done(struct blocked *b, int ms)
+{
+	long end = sd_now_ms() + ms;
+
+	while (sd_now_ms() < end) {
+		if (__atomic_load_n(&b->done, __ATOMIC_SEQ_CST))
+			return 1;
+		sd_sleep_ms(50);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
+{
+	struct blocked rx = {}, tx = {};
+	const char *why = "";
+	char cmd[128], b;
+	int port, r, i, ev;
+	long t0;
+
+	self->fds[0] = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
+	ASSERT_LE(0, self->fds[0]) TH_LOG("listen: %s", strerror(-self->fds[0]));
+	r = sd_pair_type(&variant->t, SOCK_STREAM, &self->fds[1], &self->fds[2], &why);
+	ASSERT_EQ(0, r) TH_LOG("%s: %s", why, strerror(-r));
+	r = sd_pair_type(&variant->t, SOCK_SEQPACKET, &self->fds[3], &self->fds[4], &why);
+	ASSERT_EQ(0, r) TH_LOG("%s: %s", why, strerror(-r));
+	for (i = 1; i < 5; i++)
+		sd_set_timeouts(self->fds[i], 60000);
+
+	/* One side blocked in recv, another streaming into a peer that does not read. */
+	rx.fd = self->fds[3];
+	tx.fd = self->fds[1];
+	tx.send = 1;
+	ASSERT_EQ(0, pthread_create(&rx.thread, NULL, blocked_thread, &rx));
+	ASSERT_EQ(0, pthread_create(&tx.thread, NULL, blocked_thread, &tx));
+	sd_sleep_ms(1000);
+	ASSERT_FALSE(__atomic_load_n(&rx.done, __ATOMIC_SEQ_CST)) TH_LOG("recv returned %ld early", rx.ret);
+
+	t0 = sd_now_ms();
+	snprintf(cmd, sizeof(cmd), "timeout 90 rdma link delete %s", self->link);
+	r = system(cmd);
+	TH_LOG("rdma link delete %s: status %d after %ld ms", self->link, r, sd_now_ms() - t0);
+	/* A module that does not let go of the device makes this hang (timeout: 124). */
+	ASSERT_EQ(0, r);
+	EXPECT_FALSE(sd_have_device(&variant->t));
+
+	EXPECT_TRUE(wait_done(&rx, 30000)) TH_LOG("recv still blocked 30 s after the device went");
+	EXPECT_TRUE(wait_done(&tx, 30000)) TH_LOG("send neither failed nor returned 30 s after the device went");
+	if (__atomic_load_n(&rx.done, __ATOMIC_SEQ_CST))
+		pthread_join(rx.thread, NULL);
+	if (__atomic_load_n(&tx.done, __ATOMIC_SEQ_CST))
+		pthread_join(tx.thread, NULL);
+	TH_LOG("blocked recv: %ld, blocked send: %ld", rx.ret, tx.ret);
+	/* An error, not a clean end: nobody closed anything. */
+	EXPECT_GT(0, rx.ret);
+	EXPECT_GT(0, tx.ret);
+	EXPECT_NE(-ETIMEDOUT, tx.ret);
+	EXPECT_NE(-EAGAIN, rx.ret);
+
+	for (i = 1; i < 5; i++) {
+		ev = sd_poll(self->fds[i], POLLIN | POLLOUT, 5000);
+		EXPECT_TRUE(ev & (POLLERR | POLLHUP)) TH_LOG("fd %d revents 0x%x", i, ev);
+		EXPECT_EQ(-1, send(self->fds[i], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT))
+			TH_LOG("fd %d", i);
+		EXPECT_LE(recv(self->fds[i], &b, 1, MSG_DONTWAIT), 0) TH_LOG("fd %d", i);
+	}
+	for (i = 0; i < 5; i++) {
+		close(self->fds[i]);
+		self->fds[i] = -1;
+	}
+
+	/* The link comes back, and with it new connections. */
+	if (!strcmp(variant->t.kind, "rxe"))
+		r = run("rdma link add %s type rxe netdev %s", self->link, variant->t.netdev);
+	else
+		r = run("rdma link add %s type siw netdev %s", self->link, variant->t.netdev);
+	ASSERT_EQ(0, r);
+	sd_sleep_ms(1000);
+	r = sd_pair_type(&variant->t, SOCK_STREAM, &self->fds[1], &self->fds[2], &why);
+	ASSERT_EQ(0, r) TH_LOG("after re-adding %s, %s: %s", self->link, why, strerror(-r));
+	sd_set_timeouts(self->fds[1], SD_STEP_MS);
+	sd_set_timeouts(self->fds[2], SD_STEP_MS);
+	ASSERT_EQ(0, sd_stream_send(self->fds[1], "back", 4));
+	EXPECT_EQ(4, sd_stream_recv(self->fds[2], cmd, sizeof(cmd)));
+}
+
+TEST_HARNESS_MAIN

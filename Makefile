@@ -9,6 +9,7 @@
 #   make check-module    compile tests: Debian 12 6.1 headers and both test kernels
 #   make check-vm        KUnit + kselftests in the test VM (VM_KERNELS="7.2" for one)
 #   make install         install the module (and uapi header) for KDIR
+#   make bench           benchmark against perftest (non-debug kernel; not a test)
 #
 ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
@@ -27,7 +28,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install clean deps demo check check-host \
-	check-module check-vm summary results-reset help
+	check-module check-vm summary results-reset help bench
 
 all module modules:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) does not exist: install the" \
@@ -76,6 +77,9 @@ check-vm: $(if $(NO_RESET),,deps)
 	done $(sd_summary); \
 	exit $$rc
 
+bench: deps
+	@$(ROOT)/tests/bench/run.sh $(ROOT) $(BUILD)
+
 demo: deps
 	@$(ROOT)/tests/vm/demo.sh $(ROOT) $(BUILD)
 
@@ -83,5 +87,5 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,13p' $(ROOT)/Makefile
+	@sed -n '3,14p' $(ROOT)/Makefile
 endif

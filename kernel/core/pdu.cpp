@@ -49,6 +49,8 @@ Result<NegotiateRequest> decode_negotiate_request(ByteSpan pdu)
 		return Errc::zero_credits_requested;
 	if (r.max_receive_size < min_receive_size)
 		return Errc::receive_size_too_small;
+	if (r.max_fragmented_size < min_fragmented_size)
+		return Errc::fragmented_size_too_small;
 	return r;
 }
 

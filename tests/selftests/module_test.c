@@ -73,11 +73,42 @@ TEST(family_reaches_this_module)
 	ASSERT_EQ(0, read_int_file(SMBDIRECT_FAMILY_SYSFS, &family));
 	/*
 	 * An unregistered family gives EAFNOSUPPORT; ours answers for itself.
-	 * A socket type it does not implement is refused by the module.
+	 * Socket types it does not implement are refused by the module.
 	 */
 	fd = socket(family, SOCK_RAW, 0);
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+	if (fd >= 0)
+		close(fd);
+	fd = socket(family, SOCK_DGRAM, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(ESOCKTNOSUPPORT, errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The two types of uapi/linux/smbdirect.h open, with their flags. */
+TEST(stream_and_seqpacket_sockets_open)
+{
+	static const int types[] = { SOCK_STREAM, SOCK_SEQPACKET };
+	int family = -1, i, fd, v;
+	socklen_t len;
+
+	ASSERT_EQ(0, read_int_file(SMBDIRECT_FAMILY_SYSFS, &family));
+	for (i = 0; i < 2; i++) {
+		fd = socket(family, types[i] | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		ASSERT_LE(0, fd) TH_LOG("type %d: %s", types[i], strerror(errno));
+		len = sizeof(v);
+		EXPECT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &len));
+		EXPECT_EQ(types[i], v);
+		EXPECT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
+		EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+		close(fd);
+	}
+	/* Protocol 0 is the only one. */
+	fd = socket(family, SOCK_STREAM, 6);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
 	if (fd >= 0)
 		close(fd);
 }

@@ -81,8 +81,13 @@ TEST_F(nb, connect_einprogress_pollout_so_error)
 	EXPECT_EQ(0, so_error(self->c));
 	EXPECT_EQ(0, getpeername(self->c, (struct sockaddr *)&ss, &len));
 	EXPECT_EQ(self->port, sd_port_of(&ss));
-	/* Connecting again: EISCONN, as for TCP. */
+	/*
+	 * Connecting again: as for TCP, the first call after completion may
+	 * report success once; from then on it is EISCONN.
+	 */
 	len = sd_addr(&variant->t, self->port, &ss);
+	if (connect(self->c, (struct sockaddr *)&ss, len) == 0)
+		errno = 0;
 	EXPECT_EQ(-1, connect(self->c, (struct sockaddr *)&ss, len));
 	EXPECT_EQ(EISCONN, errno);
 

@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run.sh ROOT BUILD: `make bench`. Not a test: measures af_smbdirect next to
+# perftest on the same rxe device in one VM run of the non-debug kernel
+# (KASAN/lockdep/kmemleak overhead would swamp everything) and prints ratios.
+set -euo pipefail
+root=$1 build=$2
+series=${SD_BENCH_KERNEL:-7.2}
+kdir=$("$root/tests/vm/build-kernel.sh" "$series" bench)
+mkdir -p "$build/bench"
+make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" > "$build/bench/module.log"
+mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/bench/module.log")
+gcc -O2 -Wall -Wextra -Werror -I "$root/uapi" -o "$build/bench/sd_bench" "$root/tests/bench/sd_bench.c"
+out=$build/bench/vm
+rm -rf "$out"
+SD_MODULE_DIR=$mdir SD_VM_QUIET=1 "$root/tests/vm/run-vm.sh" "$kdir" "$out" \
+	tests/bench/guest-bench.sh "$build/bench" "${SD_BENCH_SECONDS:-5}"
+cat "$out/bench.txt"

@@ -52,7 +52,10 @@ run_case() {
 	else
 		why=$(first_error "$slog")
 		tap_fail "$name" "${why:-server exit $src}" "$mlog"
-		dmesg | grep -i -E 'cifs|smbd|smbdirect' | tail -n 8 | sed "s/^/# dmesg: /"
+		case $why in socket:*) ;; *)
+			dmesg | grep -i -E 'cifs|smbd' | grep -v af_smbdirect | tail -n 8 |
+				sed "s/^/# dmesg: /" ;;
+		esac
 	fi
 }
 

@@ -26,6 +26,11 @@ key=$( { basename "$src"; cat "${frags[@]}"; gcc --version | head -n1;
 	 sed -n '/^# cache-key-begin/,/^# cache-key-end/p' "$0"; } |
 	sha256sum | cut -c1-16)
 out=$SD_CACHE/kernels/$(basename "$src")-$variant-$key
+# Concurrent callers (parallel make targets, several shells) wait for one
+# build instead of racing in the same output directory.
+mkdir -p "$SD_CACHE/kernels"
+exec 9>"$out.lock"
+flock 9
 if [ -f "$out/.smbdirect-complete" ]; then
 	echo "$out"
 	exit 0

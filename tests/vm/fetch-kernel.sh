@@ -21,6 +21,9 @@ if [ -z "$ver" ]; then
 	exit 1
 fi
 dest=$SD_CACHE/src/$pkg-$ver
+mkdir -p "$SD_CACHE/src"
+exec 9>"$dest.lock"
+flock 9
 if [ -f "$dest/.smbdirect-complete" ]; then
 	echo "$dest"
 	exit 0

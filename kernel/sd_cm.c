@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_cm: address and route resolution, connect, accept, disconnect.
+ * Handlers run in rdma_cm's context and may sleep, but never take
+ * lock_sock(): teardown holds it while rdma_destroy_id() waits for them.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <rdma/rdma_cm.h>
+
+#include "uapi/linux/smbdirect.h"
+#include "sd_sock.h"
+
+#define SD_ADDR_TIMEOUT_MS 2000
+#define SD_ROUTE_TIMEOUT_MS 2000
+/* As cifs.ko and ksmbd: receives are always posted before credits go out. */
+#define SD_CM_RETRY 6
+#define SD_CM_RNR_RETRY 0
+
+static void sd_cm_save_addrs(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	struct sockaddr *src = (struct sockaddr *)&id->route.addr.src_addr;
+	struct sockaddr *dst = (struct sockaddr *)&id->route.addr.dst_addr;
+
+	if (sd_addr_len(src))
+		memcpy(&sd->local, src, sd_addr_len(src));
+	if (sd_addr_len(dst))
+		memcpy(&sd->peer, dst, sd_addr_len(dst));
+}
+
+/*
+ * The legacy iWARP (MPA v1) IRD/ORD exchange: cifs.ko always sends it on
+ * iWARP, big-endian {responder_resources, initiator_depth}.
+ */
+static void sd_cm_conn_param(struct sd_sock *sd, struct rdma_conn_param *p,
+			     __be32 ird_ord[2], bool legacy_iwarp)
+{
+	memset(p, 0, sizeof(*p));
+	p->initiator_depth = sd->initiator_depth;
+	p->responder_resources = sd->responder_resources;
+	p->retry_count = SD_CM_RETRY;
+	p->rnr_retry_count = SD_CM_RNR_RETRY;
+	if (legacy_iwarp) {
+		ird_ord[0] = cpu_to_be32(p->responder_resources);
+		ird_ord[1] = cpu_to_be32(p->initiator_depth);
+		p->private_data = ird_ord;
+		p->private_data_len = 2 * sizeof(__be32);
+	}
+}
+
+static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	struct rdma_conn_param p;
+	__be32 ird_ord[2];
+	int err;
+
+	err = sd_qp_create(sd);
+	if (err)
+		return err;
+	sd_cm_save_addrs(sd, id);
+	sd_cm_conn_param(sd, &p, ird_ord,
+			 sd->transport == SMBDIRECT_TRANSPORT_IWARP);
+	/* Inside the handler: rdma_connect() would take its mutex again. */
+	err = rdma_connect_locked(id, &p);
+	if (!err)
+		sd->qp_used = true;
+	return err;
+}
+
+static void sd_cm_established(struct sd_sock *sd)
+{
+	struct sd_core_actions act;
+
+	spin_lock_bh(&sd->lock);
+	sd->cm_connected = true;
+	if (sd->cm_id)
+		sd_cm_save_addrs(sd, sd->cm_id);
+	if (!sd->failed && !sd_core_on_connected(&sd->core, sd_now_ms(), &act))
+		sd_do_actions(sd, &act);
+	spin_unlock_bh(&sd->lock);
+}
+
+static void sd_cm_fail(struct sd_sock *sd, int err)
+{
+	spin_lock_bh(&sd->lock);
+	sd_fail(sd, err);
+	spin_unlock_bh(&sd->lock);
+}
+
+/* A passive-side connection that never reached accept(): undo it here. */
+static int sd_cm_child_abort(struct sd_sock *child)
+{
+	child->id_owned_by_cm = true;
+	sd_child_drop(child);
+	/* Non-zero: rdma_cm destroys the new id itself. */
+	return 1;
+}
+
+static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
+			 struct rdma_cm_event *ev)
+{
+	const struct rdma_conn_param *req = &ev->param.conn;
+	struct sd_sock *child;
+	struct rdma_conn_param p;
+	__be32 ird_ord[2];
+	bool legacy = false;
+	u32 peer_ird = req->responder_resources, peer_ord = req->initiator_depth;
+	bool ok;
+
+	spin_lock_bh(&sd_accept_lock);
+	ok = lsd->state == SD_LISTENING && !lsd->failed &&
+	     lsd->nr_children < max_t(u32, READ_ONCE(lsd->sk.sk_max_ack_backlog), 1);
+	spin_unlock_bh(&sd_accept_lock);
+	if (!ok)
+		goto reject;
+	child = sd_sock_alloc(sock_net(&lsd->sk), NULL, lsd->type,
+			      !lsd->sk.sk_net_refcnt);
+	if (!child)
+		goto reject;
+	child->opts = lsd->opts;
+	if (!sock_flag(&lsd->sk, SOCK_KEEPOPEN))
+		sock_reset_flag(&child->sk, SOCK_KEEPOPEN);
+	child->cm_id = id;
+	id->context = child;
+	sd_list_add(child);
+	sd_cm_save_addrs(child, id);
+
+	spin_lock_bh(&sd_accept_lock);
+	ok = lsd->state == SD_LISTENING;
+	if (ok) {
+		child->parent = lsd;
+		sock_hold(&lsd->sk);
+		list_add_tail(&child->child_node, &lsd->pending);
+		lsd->nr_children++;
+	}
+	spin_unlock_bh(&sd_accept_lock);
+	if (!ok) {
+		child->id_owned_by_cm = true;
+		sd_transport_teardown(child);
+		sock_put(&child->sk);
+		goto reject;
+	}
+
+	if (sd_core_start(child, SD_CORE_ROLE_SERVER) || sd_qp_create(child))
+		goto abort;
+	if (child->transport == SMBDIRECT_TRANSPORT_IWARP &&
+	    req->private_data_len == 2 * sizeof(__be32) && req->private_data) {
+		const __be32 *hdr = req->private_data;
+
+		/* An MPA v1 peer can only tell its depths this way. */
+		peer_ird = min_t(u32, be32_to_cpu(hdr[0]), U8_MAX);
+		peer_ord = min_t(u32, be32_to_cpu(hdr[1]), U8_MAX);
+		legacy = true;
+	}
+	/* We serve at most the reads it issues and issue at most it serves. */
+	child->responder_resources = min_t(u32, child->responder_resources, peer_ord);
+	child->initiator_depth = min_t(u32, child->initiator_depth, peer_ird);
+	sd_cm_conn_param(child, &p, ird_ord, legacy);
+	if (rdma_accept(id, &p))
+		goto abort;
+	child->qp_used = true;
+	return 0;
+
+abort:
+	rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	return sd_cm_child_abort(child);
+reject:
+	rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	return 1;
+}
+
+static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct sd_sock *sd = id->context;
+	bool connecting;
+	int err;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		return sd_cm_request(sd, id, ev);
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		err = rdma_resolve_route(id, SD_ROUTE_TIMEOUT_MS);
+		if (err)
+			sd_cm_fail(sd, -err);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		err = sd_cm_route_resolved(sd, id);
+		if (err)
+			sd_cm_fail(sd, err == -ECONNABORTED ? ECONNABORTED : -err);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		sd_cm_fail(sd, EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		sd_cm_fail(sd, ENETUNREACH);
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		sd_cm_fail(sd, ev->status == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		sd_cm_fail(sd, ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		sd_cm_fail(sd, READ_ONCE(sd->state) == SD_CONNECTED ?
+			   ECONNRESET : ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		sd_cm_established(sd);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		spin_lock_bh(&sd->lock);
+		connecting = sd->state == SD_CONNECTING;
+		/* An orderly close by the peer reads as end of file. */
+		sd_fail(sd, connecting ? ECONNREFUSED : 0);
+		spin_unlock_bh(&sd->lock);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * Our ib_client ran first and destroyed every id it knew of;
+		 * an id still here was created in between. Fail it; its owner
+		 * tears it down.
+		 */
+		sd_cm_fail(sd, ENETDOWN);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int sd_cm_create_id(struct sd_sock *sd)
+{
+	struct rdma_cm_id *id;
+
+	if (sd->cm_id)
+		return 0;
+	id = rdma_create_id(sock_net(&sd->sk), sd_cm_handler, sd, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	sd->cm_id = id;
+	sd_list_add(sd);
+	return 0;
+}
+
+int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr)
+{
+	int err = sd_cm_create_id(sd);
+
+	if (err)
+		return err;
+	err = rdma_bind_addr(sd->cm_id, addr);
+	if (err)
+		return err;
+	sd_cm_save_addrs(sd, sd->cm_id);
+	sd->bound = true;
+	return 0;
+}
+
+int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr)
+{
+	int err = sd_cm_create_id(sd);
+
+	if (err)
+		return err;
+	err = sd_core_start(sd, SD_CORE_ROLE_CLIENT);
+	if (err)
+		return err;
+	memcpy(&sd->peer, addr, sd_addr_len(addr));
+	return rdma_resolve_addr(sd->cm_id,
+				 sd->bound ? (struct sockaddr *)&sd->local : NULL,
+				 addr, SD_ADDR_TIMEOUT_MS);
+}
+
+int sd_cm_listen(struct sd_sock *sd, int backlog)
+{
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	int err;
+
+	if (!sd->bound) {
+		err = sd_cm_bind(sd, (struct sockaddr *)&any);
+		if (err)
+			return err;
+	}
+	return rdma_listen(sd->cm_id, backlog);
+}

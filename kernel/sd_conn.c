@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connection state shared by every context: starting the core, carrying
+ * out its actions, failing a connection, the timer and the works.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+
+#include "sd_sock.h"
+
+DEFINE_SPINLOCK(sd_accept_lock);
+/* Our own queue: module exit flushes it, so no work outlives the code. */
+struct workqueue_struct *sd_wq;
+
+/* Any monotonic origin will do for the core. */
+u64 sd_now_ms(void)
+{
+	return jiffies64_to_msecs(get_jiffies_64());
+}
+
+void sd_wake(struct sd_sock *sd)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sd->sk.sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_all(&wq->wait);
+	rcu_read_unlock();
+}
+
+static int sd_reason_errno(int reason)
+{
+	switch (reason) {
+	case SD_CORE_REASON_NEGOTIATE_TIMEOUT:
+	case SD_CORE_REASON_KEEPALIVE_TIMEOUT:
+		return ETIMEDOUT;
+	case SD_CORE_REASON_NEGOTIATE_REJECTED:
+		return ECONNREFUSED;
+	case SD_CORE_REASON_PROTOCOL_ERROR:
+		return EPROTO;
+	case SD_CORE_REASON_PEER:
+		return ECONNRESET;
+	}
+	return 0;
+}
+
+/*
+ * The connection is over (err 0: orderly, by the peer or us). Under
+ * sd->lock; idempotent. The QP and id stay until teardown.
+ */
+void sd_fail(struct sd_sock *sd, int err)
+{
+	struct sd_core_actions act;
+
+	if (sd->failed)
+		return;
+	sd->failed = true;
+	if (sd->core_ready)
+		(void)sd_core_disconnect(&sd->core, SD_CORE_REASON_LOCAL, &act);
+	if (sd->state != SD_LISTENING)
+		sd->state = SD_CLOSED;
+	if (err)
+		WRITE_ONCE(sd->sk.sk_err, err);
+	WRITE_ONCE(sd->sk.sk_shutdown, SHUTDOWN_MASK);
+	if (!sd->dying) {
+		if (sd->qp_used)
+			queue_work(sd_wq, &sd->disconnect_work);
+		/* A child nobody accepted yet has nobody else to free it. */
+		if (READ_ONCE(sd->parent)) {
+			sock_hold(&sd->sk);
+			if (!queue_work(sd_wq, &sd->destroy_work))
+				sock_put(&sd->sk);
+		}
+	}
+	if (err)
+		sk_error_report(&sd->sk);
+	sd_wake(sd);
+}
+
+static void sd_established(struct sd_sock *sd)
+{
+	struct sd_sock *parent;
+
+	if (sd_core_get_params(&sd->core, &sd->params)) {
+		sd_fail(sd, EPROTO);
+		return;
+	}
+	sd->state = SD_CONNECTED;
+	sd_core_stream_parser_init(&sd->tx_parser,
+				   sd->params.max_fragmented_send_size);
+	spin_lock_bh(&sd_accept_lock);
+	parent = sd->parent;
+	if (parent) {
+		list_move_tail(&sd->child_node, &parent->ready);
+		sd_wake(parent);
+	}
+	spin_unlock_bh(&sd_accept_lock);
+	sd_wake(sd);
+}
+
+/* Carries out what the core asked, in the contract's order; sd->lock held. */
+void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act)
+{
+	u64 now, delay;
+
+	if (act->flags & SD_CORE_ACT_ESTABLISHED)
+		sd_established(sd);
+	if (act->flags & SD_CORE_ACT_SEND)
+		sd_tx_flush(sd);
+	if ((act->flags & SD_CORE_ACT_ARM_TIMER) && !sd->dying) {
+		now = sd_now_ms();
+		delay = act->timer_deadline_ms > now ? act->timer_deadline_ms - now : 0;
+		mod_delayed_work(sd_wq, &sd->timer_work,
+				 msecs_to_jiffies(min_t(u64, delay, 24 * 3600 * 1000ULL)));
+	}
+	if (act->flags & SD_CORE_ACT_DISCONNECT)
+		sd_fail(sd, sd_reason_errno(act->disconnect_reason));
+}
+
+int sd_core_start(struct sd_sock *sd, unsigned int role)
+{
+	struct sd_core_config cfg;
+	int err;
+
+	sd_core_config_default(&cfg, role);
+	cfg.receive_credit_max = sd->opts.receive_credit_max;
+	cfg.send_credit_target = sd->opts.send_credit_target;
+	cfg.max_send_size = sd->opts.max_send_size;
+	cfg.max_receive_size = sd->opts.max_receive_size;
+	cfg.max_fragmented_size = sd->opts.max_fragmented_size;
+	cfg.max_read_write_size = sd->opts.max_read_write_size;
+	cfg.keepalive_interval_ms = sock_flag(&sd->sk, SOCK_KEEPOPEN) ?
+				    sd->opts.keepalive_interval * 1000 : 0;
+	spin_lock_bh(&sd->lock);
+	err = sd_core_conn_init(&sd->core, &cfg);
+	sd->core_ready = !err;
+	spin_unlock_bh(&sd->lock);
+	return err ? -EINVAL : 0;
+}
+
+static void sd_timer_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(to_delayed_work(work), struct sd_sock,
+					  timer_work);
+	struct sd_core_actions act;
+
+	spin_lock_bh(&sd->lock);
+	if (sd->core_ready && !sd->failed && !sd->dying &&
+	    !sd_core_on_timer(&sd->core, sd_now_ms(), &act))
+		sd_do_actions(sd, &act);
+	spin_unlock_bh(&sd->lock);
+	sd_tx_reap(sd);
+}
+
+/* rdma_disconnect() may sleep (iWARP), so never from under sd->lock. */
+static void sd_disconnect_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(work, struct sd_sock, disconnect_work);
+
+	rdma_disconnect(sd->cm_id);
+}
+
+static void sd_destroy_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(work, struct sd_sock, destroy_work);
+
+	sd_child_drop(sd);
+	sock_put(&sd->sk);
+}
+
+/*
+ * Frees a child a listener still holds, unless someone (accept(), the
+ * listener's close, another failure) unlinked it first.
+ */
+void sd_child_drop(struct sd_sock *child)
+{
+	struct sd_sock *parent;
+
+	spin_lock_bh(&sd_accept_lock);
+	parent = child->parent;
+	if (parent) {
+		list_del_init(&child->child_node);
+		child->parent = NULL;
+		parent->nr_children--;
+	}
+	spin_unlock_bh(&sd_accept_lock);
+	if (!parent)
+		return;
+	lock_sock(&child->sk);
+	sd_transport_teardown(child);
+	release_sock(&child->sk);
+	sock_put(&parent->sk);
+	sock_put(&child->sk);
+}
+
+void sd_conn_setup(struct sd_sock *sd)
+{
+	spin_lock_init(&sd->lock);
+	mutex_init(&sd->res_mutex);
+	INIT_LIST_HEAD(&sd->dev_node);
+	INIT_LIST_HEAD(&sd->rm_node);
+	INIT_LIST_HEAD(&sd->rx_queue);
+	INIT_LIST_HEAD(&sd->rx_deferred);
+	INIT_LIST_HEAD(&sd->tx_queue);
+	INIT_LIST_HEAD(&sd->tx_free);
+	INIT_LIST_HEAD(&sd->tx_done);
+	INIT_LIST_HEAD(&sd->child_node);
+	INIT_LIST_HEAD(&sd->pending);
+	INIT_LIST_HEAD(&sd->ready);
+	INIT_DELAYED_WORK(&sd->timer_work, sd_timer_fn);
+	INIT_WORK(&sd->disconnect_work, sd_disconnect_fn);
+	INIT_WORK(&sd->destroy_work, sd_destroy_fn);
+}
+
+int sd_conn_init(void)
+{
+	sd_wq = alloc_workqueue("af_smbdirect", WQ_MEM_RECLAIM, 0);
+	return sd_wq ? 0 : -ENOMEM;
+}
+
+void sd_conn_exit(void)
+{
+	destroy_workqueue(sd_wq);
+}

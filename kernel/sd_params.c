@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Defaults (module parameters, those of ksmbd and cifs.ko) and the
+ * validation of SOL_SMBDIRECT options and addresses.
+ */
+#include <linux/errno.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/ipv6.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <net/ipv6.h>
+
+#include "uapi/linux/smbdirect.h"
+#include "smbdirect_core.h"
+#include "sd_params.h"
+
+static unsigned int receive_credit_max = 255;
+module_param(receive_credit_max, uint, 0444);
+MODULE_PARM_DESC(receive_credit_max, "default receive buffers posted per connection");
+static unsigned int send_credit_target = 255;
+module_param(send_credit_target, uint, 0444);
+MODULE_PARM_DESC(send_credit_target, "default credits requested of the peer");
+static unsigned int max_send_size = 1364;
+module_param(max_send_size, uint, 0444);
+MODULE_PARM_DESC(max_send_size, "default bytes per PDU sent");
+static unsigned int max_receive_size = 1364;
+module_param(max_receive_size, uint, 0444);
+MODULE_PARM_DESC(max_receive_size, "default bytes per receive buffer");
+static unsigned int max_fragmented_size = 1024 * 1024;
+module_param(max_fragmented_size, uint, 0444);
+MODULE_PARM_DESC(max_fragmented_size, "default largest message received");
+static unsigned int max_read_write_size = 8 * 1024 * 1024;
+module_param(max_read_write_size, uint, 0444);
+MODULE_PARM_DESC(max_read_write_size, "default bytes per RDMA read/write");
+static unsigned int keepalive_interval = 120;
+module_param(keepalive_interval, uint, 0444);
+MODULE_PARM_DESC(keepalive_interval, "default idle seconds before a keepalive probe (0 off)");
+
+int sd_opt_check(int optname, int val)
+{
+	u32 lo, hi;
+
+	switch (optname) {
+	case SMBDIRECT_OPT_RECEIVE_CREDIT_MAX:
+	case SMBDIRECT_OPT_SEND_CREDIT_TARGET:
+		/* One credit each way can only circulate (see the core). */
+		lo = 2;
+		hi = SD_OPT_CREDITS_MAX;
+		break;
+	case SMBDIRECT_OPT_MAX_SEND_SIZE:
+	case SMBDIRECT_OPT_MAX_RECEIVE_SIZE:
+		lo = SD_CORE_MIN_RECEIVE_SIZE;
+		hi = SD_OPT_PDU_SIZE_MAX;
+		break;
+	case SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE:
+		lo = SD_CORE_MIN_FRAGMENTED_SIZE;
+		hi = SD_OPT_FRAGMENTED_MAX;
+		break;
+	case SMBDIRECT_OPT_MAX_READ_WRITE_SIZE:
+		lo = SD_OPT_READ_WRITE_MIN;
+		hi = SD_OPT_READ_WRITE_MAX;
+		break;
+	case SMBDIRECT_OPT_KEEPALIVE_INTERVAL:
+		lo = 0;
+		hi = SD_OPT_KEEPALIVE_MAX;
+		break;
+	default:
+		return -ENOPROTOOPT;
+	}
+	if (val < 0 || (u32)val < lo || (u32)val > hi)
+		return -EINVAL;
+	return 0;
+}
+
+static u32 *sd_opt_field(struct sd_opts *o, int optname)
+{
+	switch (optname) {
+	case SMBDIRECT_OPT_RECEIVE_CREDIT_MAX:
+		return &o->receive_credit_max;
+	case SMBDIRECT_OPT_SEND_CREDIT_TARGET:
+		return &o->send_credit_target;
+	case SMBDIRECT_OPT_MAX_SEND_SIZE:
+		return &o->max_send_size;
+	case SMBDIRECT_OPT_MAX_RECEIVE_SIZE:
+		return &o->max_receive_size;
+	case SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE:
+		return &o->max_fragmented_size;
+	case SMBDIRECT_OPT_MAX_READ_WRITE_SIZE:
+		return &o->max_read_write_size;
+	case SMBDIRECT_OPT_KEEPALIVE_INTERVAL:
+		return &o->keepalive_interval;
+	}
+	return NULL;
+}
+
+int sd_opt_set(struct sd_opts *o, int optname, int val)
+{
+	int err = sd_opt_check(optname, val);
+
+	if (err)
+		return err;
+	*sd_opt_field(o, optname) = val;
+	return 0;
+}
+
+int sd_opt_get(const struct sd_opts *o, int optname, int *val)
+{
+	u32 *f = sd_opt_field((struct sd_opts *)o, optname);
+
+	if (!f)
+		return -ENOPROTOOPT;
+	*val = *f;
+	return 0;
+}
+
+int sd_opts_check(const struct sd_opts *o)
+{
+	int opt, val, err;
+
+	for (opt = SMBDIRECT_OPT_RECEIVE_CREDIT_MAX;
+	     opt <= SMBDIRECT_OPT_KEEPALIVE_INTERVAL; opt++) {
+		/* A u32 above INT_MAX must not turn into a valid negative. */
+		if (*sd_opt_field((struct sd_opts *)o, opt) > INT_MAX)
+			return -EINVAL;
+		sd_opt_get(o, opt, &val);
+		err = sd_opt_check(opt, val);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void sd_opts_default(struct sd_opts *o)
+{
+	o->receive_credit_max = receive_credit_max;
+	o->send_credit_target = send_credit_target;
+	o->max_send_size = max_send_size;
+	o->max_receive_size = max_receive_size;
+	o->max_fragmented_size = max_fragmented_size;
+	o->max_read_write_size = max_read_write_size;
+	o->keepalive_interval = keepalive_interval;
+}
+
+int sd_params_init(void)
+{
+	struct sd_opts o;
+	int err;
+
+	sd_opts_default(&o);
+	err = sd_opts_check(&o);
+	if (err)
+		pr_err("af_smbdirect: a default-parameter module option is out of range\n");
+	return err;
+}
+
+int sd_ioctl_copy_size(u32 user_size, size_t v1_size, size_t our_size)
+{
+	if (user_size < v1_size)
+		return -EINVAL;
+	return min_t(size_t, user_size, our_size);
+}
+
+int sd_addr_len(const struct sockaddr *addr)
+{
+	switch (addr->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	}
+	return 0;
+}
+
+u16 sd_addr_port(const struct sockaddr *addr)
+{
+	if (addr->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)addr)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+}
+
+int sd_addr_check(const struct sockaddr *addr, int len, bool for_connect)
+{
+	const struct sockaddr_in6 *sin6;
+	const struct sockaddr_in *sin;
+
+	if (!addr || len < (int)sizeof(addr->sa_family))
+		return -EINVAL;
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return -EAFNOSUPPORT;
+	if (len < sd_addr_len(addr))
+		return -EINVAL;
+	if (!for_connect)
+		return 0;
+	if (!sd_addr_port(addr))
+		return -EINVAL;
+	if (addr->sa_family == AF_INET) {
+		sin = (const struct sockaddr_in *)addr;
+		if (sin->sin_addr.s_addr == htonl(INADDR_ANY) ||
+		    ipv4_is_multicast(sin->sin_addr.s_addr) ||
+		    sin->sin_addr.s_addr == htonl(INADDR_BROADCAST))
+			return -EINVAL;
+	} else {
+		sin6 = (const struct sockaddr_in6 *)addr;
+		if (ipv6_addr_any(&sin6->sin6_addr) ||
+		    ipv6_addr_is_multicast(&sin6->sin6_addr))
+			return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Local negotiation parameters: module-parameter defaults, the
+ * SOL_SMBDIRECT options that override them per socket, and the pure
+ * helpers that validate them (tested by tests/kunit/glue_kunit.c).
+ */
+#ifndef AF_SMBDIRECT_PARAMS_H
+#define AF_SMBDIRECT_PARAMS_H
+
+#include <linux/socket.h>
+#include <linux/types.h>
+
+struct sd_opts {
+	u32 receive_credit_max;
+	u32 send_credit_target;
+	u32 max_send_size;
+	u32 max_receive_size;
+	u32 max_fragmented_size;
+	u32 max_read_write_size;
+	u32 keepalive_interval;	/* seconds; 0 off */
+};
+
+/* Bounds beyond the protocol's: what one socket may cost in memory. */
+#define SD_OPT_CREDITS_MAX 1024
+#define SD_OPT_PDU_SIZE_MAX 65536
+#define SD_OPT_FRAGMENTED_MAX (16 * 1024 * 1024)
+#define SD_OPT_READ_WRITE_MIN 4096
+#define SD_OPT_READ_WRITE_MAX (128 * 1024 * 1024)
+#define SD_OPT_KEEPALIVE_MAX (24 * 3600)
+
+/* 0 if val is valid for SMBDIRECT_OPT_* optname, -EINVAL or -ENOPROTOOPT. */
+int sd_opt_check(int optname, int val);
+/* Sets after sd_opt_check(); same errors. */
+int sd_opt_set(struct sd_opts *o, int optname, int val);
+int sd_opt_get(const struct sd_opts *o, int optname, int *val);
+/* Every field valid (module parameters are checked with this at load). */
+int sd_opts_check(const struct sd_opts *o);
+void sd_opts_default(struct sd_opts *o);
+int sd_params_init(void);
+
+/*
+ * The size-first ioctl rule: a caller's struct shorter than v1 is EINVAL,
+ * a longer one gets only what we know. Returns the bytes to copy back.
+ */
+int sd_ioctl_copy_size(u32 user_size, size_t v1_size, size_t our_size);
+
+/*
+ * Checks a user sockaddr for bind (for_connect false) or connect: family
+ * AF_INET/AF_INET6 with a length that holds it, a port and a non-wildcard
+ * address for connect. Returns 0 or -EINVAL/-EAFNOSUPPORT.
+ */
+int sd_addr_check(const struct sockaddr *addr, int len, bool for_connect);
+u16 sd_addr_port(const struct sockaddr *addr);
+/* The bytes of a sockaddr of this family (0 for unknown families). */
+int sd_addr_len(const struct sockaddr *addr);
+
+#endif

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The AF_SMBDIRECT socket: one struct sock, one rdma_cm id, one RC QP and
+ * one protocol-core connection.
+ *
+ * Locking, outermost first:
+ *   lock_sock(sk)     syscalls, transport teardown. Never taken by rdma_cm
+ *                     handlers, completions or works that teardown waits for.
+ *   sd_list_mutex     the global list the ib_client walks on device removal.
+ *   sd->lock          the core, the rx/tx queues and the buffer pools; taken
+ *                     (with BHs off) from completions, rdma_cm handlers and
+ *                     works. The core is only ever called under it.
+ *   sd_accept_lock    every listener's child lists and child->parent.
+ */
+#ifndef AF_SMBDIRECT_SOCK_H
+#define AF_SMBDIRECT_SOCK_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "smbdirect_core.h"
+#include "sd_params.h"
+
+enum sd_state {
+	SD_UNCONNECTED,	/* fresh, possibly bound */
+	SD_LISTENING,
+	SD_CONNECTING,	/* rdma_cm or negotiation under way */
+	SD_CONNECTED,	/* negotiated */
+	SD_CLOSED,	/* disconnected or failed; never leaves */
+};
+
+struct sd_sock;
+
+/* One receive buffer: max_receive_size bytes, DMA-mapped while it lives. */
+struct sd_rx_buf {
+	struct ib_cqe cqe;
+	struct sd_sock *sd;
+	struct list_head node;	/* on sd->rx_deferred while not posted */
+	u8 *data;
+	u64 dma;
+};
+
+/* One send buffer: max_send_size bytes, holds one PDU. */
+struct sd_tx_buf {
+	struct ib_cqe cqe;
+	struct sd_sock *sd;
+	struct list_head node;	/* on sd->tx_free while not posted */
+	u8 *data;
+	u64 dma;
+};
+
+/*
+ * One upper-layer message, on the tx queue (filled by sendmsg, fragmented
+ * by the core) or on the rx queue (reassembled, waiting for recvmsg).
+ */
+struct sd_msg {
+	struct list_head node;
+	u32 len;
+	u32 filled;	/* tx: bytes copied from the user so far */
+	u32 done;	/* tx: bytes handed to PDUs; rx: bytes read (stream) */
+	u8 *data;
+};
+
+struct sd_sock {
+	struct sock sk;		/* first: sk_alloc() allocates struct sd_sock */
+	enum sd_state state;
+	int type;		/* SOCK_STREAM or SOCK_SEQPACKET */
+	struct sd_opts opts;	/* local parameters, fixed at connect/listen */
+	struct sockaddr_storage local;
+	struct sockaddr_storage peer;
+	bool bound;
+
+	struct rdma_cm_id *cm_id;
+	struct list_head dev_node;	/* sd_list, while cm_id exists */
+	struct list_head rm_node;	/* device removal batch */
+
+	/* Transport resources; NULL until created, NULL again after teardown. */
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct sd_rx_buf *rx_bufs;
+	unsigned int rx_count;
+	struct sd_tx_buf *tx_bufs;
+	unsigned int tx_count;
+	u8 initiator_depth;
+	u8 responder_resources;
+	u32 transport;		/* SMBDIRECT_TRANSPORT_* */
+
+	/* Serialises creating transport resources with tearing them down. */
+	struct mutex res_mutex;
+	bool qp_used;		/* connect/accept ran: the QP needs draining */
+	bool id_owned_by_cm;	/* rdma_cm destroys cm_id (handler returned 1) */
+
+	spinlock_t lock;
+	struct sd_core_conn core;
+	struct sd_core_params params;	/* valid once state is SD_CONNECTED */
+	bool core_ready;	/* sd_core_conn_init() done */
+	bool dying;		/* teardown started: queue no more work */
+	bool failed;		/* sd_fail() ran */
+	bool cm_connected;	/* rdma_cm ESTABLISHED, not yet disconnected */
+
+	/* Receive side. */
+	struct list_head rx_queue;	/* complete messages (struct sd_msg) */
+	unsigned int rx_queued;		/* bytes on rx_queue */
+	struct sd_msg *rx_asm;		/* message being reassembled */
+	struct list_head rx_deferred;	/* buffers held back: reader is slow */
+
+	/* Send side. */
+	struct list_head tx_queue;	/* messages waiting for PDUs */
+	unsigned int tx_queued;		/* bytes on tx_queue */
+	struct list_head tx_free;	/* idle send buffers */
+	struct list_head tx_done;	/* sent messages to free outside the lock */
+	struct sd_msg *tx_cur;		/* the message the core is fragmenting */
+	struct sd_msg *tx_fill;		/* STREAM: the message sendmsg fills */
+	u32 tx_fill_len;		/* STREAM: length parsed, not yet allocated */
+	struct sd_core_stream_parser tx_parser;
+
+	struct delayed_work timer_work;
+	struct work_struct disconnect_work;
+	struct work_struct destroy_work;
+
+	/* Listener side, under sd_accept_lock. */
+	struct sd_sock *parent;		/* a listener's child not yet accepted */
+	struct list_head child_node;
+	struct list_head pending;	/* children negotiating */
+	struct list_head ready;		/* children negotiated, for accept() */
+	unsigned int nr_children;
+};
+
+static inline struct sd_sock *sd_sk(const struct sock *sk)
+{
+	return container_of(sk, struct sd_sock, sk);
+}
+
+extern spinlock_t sd_accept_lock;
+
+/* af_smbdirect.c */
+int sd_proto_init(void);
+void sd_proto_exit(void);
+int sd_sock_create(struct net *net, struct socket *sock, int protocol, int kern);
+struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int type, int kern);
+
+/* sd_conn.c: connection state shared by every context */
+extern struct workqueue_struct *sd_wq;
+int sd_conn_init(void);
+void sd_conn_exit(void);
+void sd_conn_setup(struct sd_sock *sd);
+int sd_core_start(struct sd_sock *sd, unsigned int role);
+void sd_wake(struct sd_sock *sd);
+void sd_fail(struct sd_sock *sd, int err);
+void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
+void sd_child_drop(struct sd_sock *child);
+u64 sd_now_ms(void);
+
+/* sd_cm.c */
+int sd_cm_create_id(struct sd_sock *sd);
+int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr);
+int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr);
+int sd_cm_listen(struct sd_sock *sd, int backlog);
+
+/* sd_qp.c */
+int sd_qp_create(struct sd_sock *sd);
+void sd_transport_teardown(struct sd_sock *sd);
+void sd_queues_free(struct sd_sock *sd, bool rx);
+int sd_rx_post(struct sd_sock *sd, struct sd_rx_buf *rx);
+
+/* sd_rx.c */
+int sd_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags);
+bool sd_rx_readable(struct sd_sock *sd);
+void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+void sd_rx_release_deferred(struct sd_sock *sd);
+void sd_msg_free(struct sd_msg *m);
+struct sd_msg *sd_msg_alloc(u32 len, gfp_t gfp);
+
+/* sd_tx.c */
+int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);
+bool sd_tx_writable(struct sd_sock *sd);
+void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+void sd_tx_flush(struct sd_sock *sd);
+void sd_tx_reap(struct sd_sock *sd);
+bool sd_tx_drained(struct sd_sock *sd);
+
+/* sd_device.c */
+int sd_device_init(void);
+void sd_device_exit(void);
+void sd_list_add(struct sd_sock *sd);
+void sd_list_del(struct sd_sock *sd);
+
+#endif

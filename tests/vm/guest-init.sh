@@ -7,7 +7,10 @@
 # to the output share and powers off.
 #
 #   veth0 10.77.0.1/24 fd77::1/64  <->  veth1 10.77.0.2/24 fd77::2/64
-#   rxe0 (Soft-RoCE) on veth0, siw0 (Soft-iWARP) on lo
+#   rxe0 (Soft-RoCE) on veth0, siw0 (Soft-iWARP) on lo, siw1 on veth1
+# siw0 on lo can be created but carries no connection (rdma_resolve_route
+# gives ENODEV for 127.0.0.1 and ::1): the iWARP tests use siw1 (10.77.0.2,
+# fd77::2).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C.UTF-8
 
@@ -49,6 +52,7 @@ ip link set veth1 up
 mark "network up"
 rdma link add rxe0 type rxe netdev veth0 || echo "guest: rxe0 setup failed"
 rdma link add siw0 type siw netdev lo || echo "guest: siw0 setup failed"
+rdma link add siw1 type siw netdev veth1 || echo "guest: siw1 setup failed"
 
 mark "$(uname -r) up; running $SD_SCRIPT"
 eval "set -- $(cat "$SD_OUT/args")"

@@ -540,6 +540,10 @@ static inline int sd_get_params(int fd, struct smbdirect_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->size = sizeof(*p);
+#ifdef SD_FAKE_TCP
+	p->version = 0x100;
+	return 0;
+#endif
 	return ioctl(fd, SMBDIRECT_IOC_GET_PARAMS, p) ? -errno : 0;
 }
 

@@ -14,6 +14,7 @@
 #include "uapi/linux/smbdirect.h"
 
 #include "af_family.h"
+#include "sd_sock.h"
 
 static int family;
 module_param(family, int, 0444);
@@ -47,11 +48,14 @@ int af_smbdirect_family_pick(int forced,
 	return -EBUSY;
 }
 
+static struct net_proto_family af_smbdirect_family_ops;
+
 static int af_smbdirect_create(struct net *net, struct socket *sock,
 			       int protocol, int kern)
 {
-	/* No socket type is implemented yet. */
-	return -ESOCKTNOSUPPORT;
+	/* family is set before sock_register(), unlike the parameter. */
+	return sd_sock_create(net, sock, af_smbdirect_family_ops.family,
+			      protocol, kern);
 }
 
 static struct net_proto_family af_smbdirect_family_ops = {

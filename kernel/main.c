@@ -8,25 +8,50 @@
 
 #include "smbdirect_core.h"
 #include "af_family.h"
+#include "sd_sock.h"
 #include "test_hooks.h"
 
 static int __init af_smbdirect_init(void)
 {
 	int err;
 
-	err = af_smbdirect_family_init();
+	err = sd_params_init();
 	if (err)
 		return err;
+	err = sd_conn_init();
+	if (err)
+		return err;
+	err = sd_proto_init();
+	if (err)
+		goto out_conn;
+	err = sd_device_init();
+	if (err)
+		goto out_proto;
+	/* Last: from here on, sockets can be created. */
+	err = af_smbdirect_family_init();
+	if (err)
+		goto out_device;
 	af_smbdirect_test_hooks_init();
 	pr_info("loaded: address family %d, protocol core ABI %d\n",
 		af_smbdirect_family(), sd_core_abi_version());
 	return 0;
+
+out_device:
+	sd_device_exit();
+out_proto:
+	sd_proto_exit();
+out_conn:
+	sd_conn_exit();
+	return err;
 }
 
 static void __exit af_smbdirect_exit(void)
 {
 	af_smbdirect_test_hooks_exit();
 	af_smbdirect_family_exit();
+	sd_device_exit();
+	sd_proto_exit();
+	sd_conn_exit();
 	pr_info("unloaded\n");
 }
 

@@ -8,6 +8,7 @@
 
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 
 #include "uapi/linux/smbdirect.h"
@@ -115,8 +116,8 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	spin_unlock_bh(&sd_accept_lock);
 	if (!ok)
 		goto reject;
-	child = sd_sock_alloc(sock_net(&lsd->sk), NULL, lsd->type,
-			      !lsd->sk.sk_net_refcnt);
+	child = sd_sock_alloc(sock_net(&lsd->sk), NULL, lsd->sk.sk_family,
+			      lsd->type, !lsd->sk.sk_net_refcnt);
 	if (!child)
 		goto reject;
 	child->opts = lsd->opts;
@@ -183,28 +184,28 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		err = rdma_resolve_route(id, SD_ROUTE_TIMEOUT_MS);
 		if (err)
-			sd_cm_fail(sd, -err);
+			sd_cm_fail(sd, err);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		err = sd_cm_route_resolved(sd, id);
 		if (err)
-			sd_cm_fail(sd, err == -ECONNABORTED ? ECONNABORTED : -err);
+			sd_cm_fail(sd, err);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		sd_cm_fail(sd, EHOSTUNREACH);
+		sd_cm_fail(sd, -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		sd_cm_fail(sd, ENETUNREACH);
+		sd_cm_fail(sd, -ENETUNREACH);
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		sd_cm_fail(sd, ev->status == -ETIMEDOUT ? ETIMEDOUT : EHOSTUNREACH);
+		sd_cm_fail(sd, ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		sd_cm_fail(sd, ECONNREFUSED);
+		sd_cm_fail(sd, -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		sd_cm_fail(sd, READ_ONCE(sd->state) == SD_CONNECTED ?
-			   ECONNRESET : ECONNREFUSED);
+			   -ECONNRESET : -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		sd_cm_established(sd);
@@ -213,7 +214,7 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		spin_lock_bh(&sd->lock);
 		connecting = sd->state == SD_CONNECTING;
 		/* An orderly close by the peer reads as end of file. */
-		sd_fail(sd, connecting ? ECONNREFUSED : 0);
+		sd_fail(sd, connecting ? -ECONNREFUSED : 0);
 		spin_unlock_bh(&sd->lock);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -222,7 +223,7 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		 * an id still here was created in between. Fail it; its owner
 		 * tears it down.
 		 */
-		sd_cm_fail(sd, ENETDOWN);
+		sd_cm_fail(sd, -ENETDOWN);
 		break;
 	default:
 		break;

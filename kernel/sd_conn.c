@@ -10,6 +10,7 @@
 
 #include "sd_sock.h"
 
+/* Every listener's child lists; child->parent. */
 DEFINE_SPINLOCK(sd_accept_lock);
 /* Our own queue: module exit flushes it, so no work outlives the code. */
 struct workqueue_struct *sd_wq;
@@ -36,19 +37,19 @@ static int sd_reason_errno(int reason)
 	switch (reason) {
 	case SD_CORE_REASON_NEGOTIATE_TIMEOUT:
 	case SD_CORE_REASON_KEEPALIVE_TIMEOUT:
-		return ETIMEDOUT;
+		return -ETIMEDOUT;
 	case SD_CORE_REASON_NEGOTIATE_REJECTED:
-		return ECONNREFUSED;
+		return -ECONNREFUSED;
 	case SD_CORE_REASON_PROTOCOL_ERROR:
-		return EPROTO;
+		return -EPROTO;
 	case SD_CORE_REASON_PEER:
-		return ECONNRESET;
+		return -ECONNRESET;
 	}
 	return 0;
 }
 
 /*
- * The connection is over (err 0: orderly, by the peer or us). Under
+ * The connection is over: err is -errno, or 0 when orderly. Under
  * sd->lock; idempotent. The QP and id stay until teardown.
  */
 void sd_fail(struct sd_sock *sd, int err)
@@ -63,7 +64,7 @@ void sd_fail(struct sd_sock *sd, int err)
 	if (sd->state != SD_LISTENING)
 		sd->state = SD_CLOSED;
 	if (err)
-		WRITE_ONCE(sd->sk.sk_err, err);
+		WRITE_ONCE(sd->sk.sk_err, -err);
 	WRITE_ONCE(sd->sk.sk_shutdown, SHUTDOWN_MASK);
 	if (!sd->dying) {
 		if (sd->qp_used)
@@ -85,7 +86,7 @@ static void sd_established(struct sd_sock *sd)
 	struct sd_sock *parent;
 
 	if (sd_core_get_params(&sd->core, &sd->params)) {
-		sd_fail(sd, EPROTO);
+		sd_fail(sd, -EPROTO);
 		return;
 	}
 	sd->state = SD_CONNECTED;

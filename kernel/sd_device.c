@@ -53,7 +53,7 @@ static void sd_device_remove(struct ib_device *dev, void *client_data)
 		list_del(&sd->rm_node);
 		lock_sock(&sd->sk);
 		spin_lock_bh(&sd->lock);
-		sd_fail(sd, ENETDOWN);
+		sd_fail(sd, -ENETDOWN);
 		spin_unlock_bh(&sd->lock);
 		sd_transport_teardown(sd);
 		release_sock(&sd->sk);

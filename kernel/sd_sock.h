@@ -97,7 +97,7 @@ struct sd_sock {
 	bool qp_used;		/* connect/accept ran: the QP needs draining */
 	bool id_owned_by_cm;	/* rdma_cm destroys cm_id (handler returned 1) */
 
-	spinlock_t lock;
+	spinlock_t lock;	/* see the order at the top of this file */
 	struct sd_core_conn core;
 	struct sd_core_params params;	/* valid once state is SD_CONNECTED */
 	bool core_ready;	/* sd_core_conn_init() done */
@@ -143,8 +143,10 @@ extern spinlock_t sd_accept_lock;
 /* af_smbdirect.c */
 int sd_proto_init(void);
 void sd_proto_exit(void);
-int sd_sock_create(struct net *net, struct socket *sock, int protocol, int kern);
-struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int type, int kern);
+int sd_sock_create(struct net *net, struct socket *sock, int family,
+		   int protocol, int kern);
+struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
+			      int type, int kern);
 
 /* sd_conn.c: connection state shared by every context */
 extern struct workqueue_struct *sd_wq;

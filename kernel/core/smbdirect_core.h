@@ -255,6 +255,7 @@ struct sd_core_stats {
 	unsigned int sends_in_flight;
 	unsigned int message_pending; /* bytes of the current outgoing message left */
 };
+
 void sd_core_get_stats(const struct sd_core_conn *conn, struct sd_core_stats *out);
 
 /* SOCK_STREAM framing: 4-byte big-endian length before every message. */

@@ -5,6 +5,7 @@
  * the host suite's byte-exact vectors and a two-engine loopback.
  */
 #include <kunit/test.h>
+#include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/types.h>
@@ -112,7 +113,8 @@ static void sd_kt_pump(struct kunit *test, struct sd_kt_side *from, struct sd_kt
 			len = sd_kt_len(seed, from->tx_index);
 			for (i = 0; i < len; i++)
 				from->tx[i] = sd_kt_byte(from->tx_index, i);
-			KUNIT_ASSERT_EQ(test, sd_core_send_message(&from->conn, len, &a), SD_CORE_OK);
+			KUNIT_ASSERT_EQ(test, sd_core_send_message(&from->conn, len, &a),
+					SD_CORE_OK);
 			from->sending = true;
 		}
 		KUNIT_ASSERT_LT(test, to->count, (unsigned int)SD_KT_RING);
@@ -144,7 +146,8 @@ static unsigned int sd_kt_deliver(struct kunit *test, struct sd_kt_side *to)
 		KUNIT_ASSERT_GT(test, to->nic_posted, 0U);
 		to->nic_posted--;
 		buf = to->ring[to->head];
-		KUNIT_EXPECT_EQ(test, sd_core_on_recv(&to->conn, 0, buf, to->ring_len[to->head], &a),
+		KUNIT_EXPECT_EQ(test,
+				sd_core_on_recv(&to->conn, 0, buf, to->ring_len[to->head], &a),
 				SD_CORE_OK);
 		sd_kt_apply(test, to, &a, buf);
 		to->head = (to->head + 1) % SD_KT_RING;
@@ -274,7 +277,7 @@ static void sd_core_invalid_vectors(struct kunit *test)
 	unsigned int i;
 	int rc;
 
-	for (i = 0; i < SD_VEC_INVALID_COUNT; i++) {
+	for (i = 0; i < ARRAY_SIZE(sd_vec_invalid); i++) {
 		v = &sd_vec_invalid[i];
 		c = sd_kt_side(test, SD_CORE_ROLE_CLIENT);
 		s = sd_kt_side(test, SD_CORE_ROLE_SERVER);
@@ -285,6 +288,8 @@ static void sd_core_invalid_vectors(struct kunit *test)
 			sd_kt_pump(test, c, s, 0);
 			rc = sd_core_on_recv(&c->conn, 0, v->bytes, v->len, &a);
 		} else {
+			c->tx_index = SD_KT_MESSAGES;
+			s->tx_index = SD_KT_MESSAGES;
 			sd_kt_connect(test, c, s, 0);
 			rc = sd_core_on_recv(&c->conn, 0, v->bytes, v->len, &a);
 		}
@@ -299,6 +304,9 @@ static void sd_core_data_vectors(struct kunit *test)
 	struct sd_core_actions a;
 	struct sd_core_stats before, after;
 
+	/* No messages of their own: the vector must start a message. */
+	c->tx_index = SD_KT_MESSAGES;
+	s->tx_index = SD_KT_MESSAGES;
 	sd_kt_connect(test, c, s, 0);
 	sd_core_get_stats(&c->conn, &before);
 	KUNIT_ASSERT_EQ(test, sd_core_on_recv(&c->conn, 0, sd_vec_data_transfer,

@@ -343,6 +343,4 @@ static const struct sd_vec_case sd_vec_invalid[] = {
 	},
 };
 
-#define SD_VEC_INVALID_COUNT (sizeof(sd_vec_invalid) / sizeof(sd_vec_invalid[0]))
-
 #endif /* SD_CORE_VECTORS_H */

@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The socket calls of AF_SMBDIRECT (proto_ops). A struct sock with our own
+ * struct proto gives the generic SOL_SOCKET options, timeouts, sk_err,
+ * poll wait queues and reference counting of every other family.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <asm/ioctls.h>
+#include <linux/sockios.h>
+#include <net/ip.h>
+#include <net/sock.h>
+
+#include "uapi/linux/smbdirect.h"
+#include "compat.h"
+#include "sd_sock.h"
+
+/* Longest close() waits for queued data to leave without SO_LINGER. */
+#define SD_CLOSE_DRAIN_JIFFIES (10 * HZ)
+
+static struct proto sd_proto = {
+	.name = "AF_SMBDIRECT",
+	.owner = THIS_MODULE,
+	.obj_size = sizeof(struct sd_sock),
+};
+
+static const struct proto_ops sd_ops;
+
+static void sd_sk_destruct(struct sock *sk)
+{
+	struct sd_sock *sd = sd_sk(sk);
+
+	WARN_ON_ONCE(sd->cm_id || sd->pd);
+	sd_queues_free(sd, true);
+}
+
+struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
+			      int type, int kern)
+{
+	struct sd_sock *sd;
+	struct sock *sk;
+
+	sk = sk_alloc(net, family, GFP_KERNEL, &sd_proto, kern);
+	if (!sk)
+		return NULL;
+	sock_init_data(sock, sk);
+	sk->sk_type = type;
+	sk->sk_destruct = sd_sk_destruct;
+	sd = sd_sk(sk);
+	sd_conn_setup(sd);
+	sd->type = type;
+	sd->state = SD_UNCONNECTED;
+	sd_opts_default(&sd->opts);
+	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
+	sock_set_flag(sk, SOCK_KEEPOPEN);
+	return sd;
+}
+
+int sd_sock_create(struct net *net, struct socket *sock, int family,
+		   int protocol, int kern)
+{
+	if (protocol)
+		return -EPROTONOSUPPORT;
+	if (sock->type != SOCK_STREAM && sock->type != SOCK_SEQPACKET)
+		return -ESOCKTNOSUPPORT;
+	sock->ops = &sd_ops;
+	sock->state = SS_UNCONNECTED;
+	return sd_sock_alloc(net, sock, family, sock->type, kern) ? 0 : -ENOMEM;
+}
+
+static bool sd_drained(struct sd_sock *sd)
+{
+	bool drained;
+
+	spin_lock_bh(&sd->lock);
+	drained = sd->failed || sd_tx_drained(sd);
+	spin_unlock_bh(&sd->lock);
+	return drained;
+}
+
+/* Lets queued messages reach the peer before the QP goes to error. */
+static void sd_wait_drain(struct sd_sock *sd)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &sd->sk;
+	long timeo = SD_CLOSE_DRAIN_JIFFIES;
+
+	if (sock_flag(sk, SOCK_LINGER))
+		timeo = sk->sk_lingertime;
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (timeo && !sd_drained(sd) && !signal_pending(current))
+		sk_wait_event(sk, &timeo, sd_drained(sd), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+}
+
+static void sd_listener_close(struct sd_sock *sd)
+{
+	struct sd_sock *child, *tmp;
+	LIST_HEAD(children);
+
+	spin_lock_bh(&sd_accept_lock);
+	sd->state = SD_CLOSED;
+	spin_unlock_bh(&sd_accept_lock);
+	/* Destroying the listening id waits out a running CONNECT_REQUEST. */
+	sd_transport_teardown(sd);
+	spin_lock_bh(&sd_accept_lock);
+	list_splice_init(&sd->pending, &children);
+	list_splice_tail_init(&sd->ready, &children);
+	list_for_each_entry(child, &children, child_node)
+		child->parent = NULL;
+	sd->nr_children = 0;
+	spin_unlock_bh(&sd_accept_lock);
+	list_for_each_entry_safe(child, tmp, &children, child_node) {
+		list_del_init(&child->child_node);
+		lock_sock(&child->sk);
+		sd_transport_teardown(child);
+		release_sock(&child->sk);
+		sock_put(&sd->sk);
+		sock_put(&child->sk);
+	}
+}
+
+static int sd_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd;
+
+	if (!sk)
+		return 0;
+	sd = sd_sk(sk);
+	lock_sock(sk);
+	if (sd->state == SD_LISTENING)
+		sd_listener_close(sd);
+	else if (sd->state == SD_CONNECTED)
+		sd_wait_drain(sd);
+	spin_lock_bh(&sd->lock);
+	sd_fail(sd, 0);
+	spin_unlock_bh(&sd->lock);
+	sd_transport_teardown(sd);
+	sock_orphan(sk);
+	sock->sk = NULL;
+	release_sock(sk);
+	sock_put(sk);
+	return 0;
+}
+
+static int sd_bind(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len)
+{
+	struct sockaddr *addr = (struct sockaddr *)uaddr;
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	struct sockaddr_storage ss = {};
+	u16 port;
+	int err;
+
+	err = sd_addr_check(addr, len, false);
+	if (err)
+		return err;
+	memcpy(&ss, addr, sd_addr_len(addr));
+	port = sd_addr_port(addr);
+	/* The same rule as TCP, in the socket's own namespace. */
+	if (port && inet_port_requires_bind_service(sock_net(sk), port) &&
+	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
+		return -EACCES;
+	lock_sock(sk);
+	if (sd->bound || sd->state != SD_UNCONNECTED)
+		err = -EINVAL;
+	else
+		err = sd_cm_bind(sd, (struct sockaddr *)&ss);
+	release_sock(sk);
+	return err;
+}
+
+static int sd_connect_wait(struct sd_sock *sd, long timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &sd->sk;
+	int err = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (READ_ONCE(sd->state) == SD_CONNECTING) {
+		if (!timeo) {
+			err = -EINPROGRESS;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		sk_wait_event(sk, &timeo, READ_ONCE(sd->state) != SD_CONNECTING, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return err;
+}
+
+static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int flags)
+{
+	struct sockaddr *addr = (struct sockaddr *)uaddr;
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	struct sockaddr_storage ss = {};
+	long timeo;
+	int err;
+
+	lock_sock(sk);
+	switch (sd->state) {
+	case SD_CONNECTED:
+		err = -EISCONN;
+		goto out;
+	case SD_LISTENING:
+		err = -EINVAL;
+		goto out;
+	case SD_CLOSED:
+		err = sock_error(sk);
+		if (!err)
+			err = sd->params.version ? -EISCONN : -ECONNABORTED;
+		goto out;
+	case SD_CONNECTING:
+		if (flags & O_NONBLOCK) {
+			err = -EALREADY;
+			goto out;
+		}
+		break;
+	case SD_UNCONNECTED:
+		err = sd_addr_check(addr, len, true);
+		if (err)
+			goto out;
+		memcpy(&ss, addr, sd_addr_len(addr));
+		sd->state = SD_CONNECTING;
+		sock->state = SS_CONNECTING;
+		err = sd_cm_connect(sd, (struct sockaddr *)&ss);
+		if (err) {
+			sd->state = SD_UNCONNECTED;
+			sock->state = SS_UNCONNECTED;
+			goto out;
+		}
+		break;
+	}
+	timeo = sock_sndtimeo(sk, flags & O_NONBLOCK);
+	err = sd_connect_wait(sd, timeo);
+	if (err)
+		goto out;
+	if (sd->state == SD_CONNECTED) {
+		sock->state = SS_CONNECTED;
+	} else {
+		sock->state = SS_UNCONNECTED;
+		err = sock_error(sk);
+		if (!err)
+			err = -ECONNREFUSED;
+	}
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int sd_listen(struct socket *sock, int backlog)
+{
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	int err = 0;
+
+	lock_sock(sk);
+	backlog = max(backlog, 1);
+	WRITE_ONCE(sk->sk_max_ack_backlog, backlog);
+	if (sd->state == SD_LISTENING)
+		goto out;
+	if (sd->state != SD_UNCONNECTED) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* Checks the options together; children start their own cores. */
+	err = sd_core_start(sd, SD_CORE_ROLE_SERVER);
+	if (err)
+		goto out;
+	spin_lock_bh(&sd_accept_lock);
+	sd->state = SD_LISTENING;
+	spin_unlock_bh(&sd_accept_lock);
+	err = sd_cm_listen(sd, backlog);
+	if (err) {
+		spin_lock_bh(&sd_accept_lock);
+		sd->state = SD_UNCONNECTED;
+		spin_unlock_bh(&sd_accept_lock);
+	}
+out:
+	release_sock(sk);
+	return err;
+}
+
+static struct sd_sock *sd_accept_pop(struct sd_sock *sd)
+{
+	struct sd_sock *child;
+
+	spin_lock_bh(&sd_accept_lock);
+	child = list_first_entry_or_null(&sd->ready, struct sd_sock, child_node);
+	if (child) {
+		list_del_init(&child->child_node);
+		child->parent = NULL;
+		sd->nr_children--;
+	}
+	spin_unlock_bh(&sd_accept_lock);
+	return child;
+}
+
+static int sd_accept(struct socket *sock, struct socket *newsock, SD_ACCEPT_ARGS)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	struct sd_sock *child = NULL;
+	long timeo;
+	int err = 0;
+
+	lock_sock(sk);
+	timeo = sock_rcvtimeo(sk, SD_ACCEPT_FLAGS & O_NONBLOCK);
+	add_wait_queue(sk_sleep(sk), &wait);
+	for (;;) {
+		if (sd->state != SD_LISTENING) {
+			err = -EINVAL;
+			break;
+		}
+		child = sd_accept_pop(sd);
+		if (child)
+			break;
+		if (READ_ONCE(sk->sk_err)) {
+			err = sock_error(sk);
+			if (err)
+				break;
+		}
+		if (!timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		sk_wait_event(sk, &timeo, !list_empty_careful(&sd->ready) ||
+			      READ_ONCE(sk->sk_err) || sd->state != SD_LISTENING, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	release_sock(sk);
+	if (!child)
+		return err;
+	/* The child's reference on us; the listener's own one remains. */
+	sock_put(sk);
+	lock_sock(&child->sk);
+	sock_graft(&child->sk, newsock);
+	newsock->state = SS_CONNECTED;
+	release_sock(&child->sk);
+	return 0;
+}
+
+static int sd_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
+{
+	struct sd_sock *sd = sd_sk(sock->sk);
+	struct sockaddr_storage *ss;
+	int len;
+
+	lock_sock(sock->sk);
+	if (peer && sd->state != SD_CONNECTED &&
+	    !(sd->state == SD_CLOSED && sd->params.version)) {
+		release_sock(sock->sk);
+		return -ENOTCONN;
+	}
+	ss = peer ? &sd->peer : &sd->local;
+	len = sd_addr_len((struct sockaddr *)ss);
+	if (!len) {
+		/* Unbound: the IPv4 wildcard, port 0, as TCP reports it. */
+		memset(uaddr, 0, sizeof(struct sockaddr_in));
+		uaddr->sa_family = AF_INET;
+		len = sizeof(struct sockaddr_in);
+	} else {
+		memcpy(uaddr, ss, len);
+	}
+	release_sock(sock->sk);
+	return len;
+}
+
+static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	enum sd_state state;
+	__poll_t mask = 0;
+	u8 shutdown;
+
+	sock_poll_wait(file, sock, wait);
+	state = READ_ONCE(sd->state);
+	if (READ_ONCE(sk->sk_err))
+		mask |= EPOLLERR;
+	if (state == SD_LISTENING) {
+		if (!list_empty_careful(&sd->ready))
+			mask |= EPOLLIN | EPOLLRDNORM;
+		return mask;
+	}
+	shutdown = READ_ONCE(sk->sk_shutdown);
+	if (shutdown == SHUTDOWN_MASK || state == SD_CLOSED || state == SD_UNCONNECTED)
+		mask |= EPOLLHUP;
+	if (shutdown & RCV_SHUTDOWN)
+		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
+	if (sd_rx_readable(sd))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (state == SD_CONNECTED && !(shutdown & SEND_SHUTDOWN) && sd_tx_writable(sd))
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	return mask;
+}
+
+static int sd_ioctl_get_params(struct sd_sock *sd, void __user *arg)
+{
+	struct smbdirect_params p = {};
+	u32 size;
+	int n;
+
+	if (get_user(size, (u32 __user *)arg))
+		return -EFAULT;
+	n = sd_ioctl_copy_size(size, offsetofend(struct smbdirect_params, reserved),
+			       sizeof(p));
+	if (n < 0)
+		return n;
+	lock_sock(&sd->sk);
+	if (sd->state != SD_CONNECTED) {
+		release_sock(&sd->sk);
+		return -ENOTCONN;
+	}
+	p.size = sizeof(p);
+	p.version = sd->params.version;
+	p.max_send_size = sd->params.max_send_size;
+	p.max_receive_size = sd->params.max_receive_size;
+	p.max_fragmented_send_size = sd->params.max_fragmented_send_size;
+	p.max_fragmented_receive_size = sd->params.max_fragmented_receive_size;
+	p.max_read_write_size = sd->params.max_read_write_size;
+	p.send_credit_target = sd->params.peer_credit_target;
+	p.receive_credit_max = sd->opts.receive_credit_max;
+	p.initiator_depth = sd->initiator_depth;
+	p.responder_resources = sd->responder_resources;
+	p.keepalive_interval = sock_flag(&sd->sk, SOCK_KEEPOPEN) ?
+			       sd->opts.keepalive_interval : 0;
+	p.transport = sd->transport;
+	release_sock(&sd->sk);
+	return copy_to_user(arg, &p, n) ? -EFAULT : 0;
+}
+
+static int sd_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sd_sock *sd = sd_sk(sock->sk);
+	int n;
+
+	switch (cmd) {
+	case SMBDIRECT_IOC_GET_PARAMS:
+		return sd_ioctl_get_params(sd, (void __user *)arg);
+	case SMBDIRECT_IOC_REGISTER:
+	case SMBDIRECT_IOC_DEREGISTER:
+	case SMBDIRECT_IOC_RDMA_READV:
+	case SMBDIRECT_IOC_RDMA_WRITEV:
+		/* Issue 5: a per-socket registration table behind these. */
+		return -EOPNOTSUPP;
+	case SIOCINQ:
+		spin_lock_bh(&sd->lock);
+		n = sd->rx_queued;
+		spin_unlock_bh(&sd->lock);
+		return put_user(n, (int __user *)arg);
+	case SIOCOUTQ:
+		n = READ_ONCE(sd->tx_queued);
+		return put_user(n, (int __user *)arg);
+	}
+	return -ENOIOCTLCMD;
+}
+
+static int sd_shutdown(struct socket *sock, int how)
+{
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	int err = 0;
+
+	/* SHUT_RD, SHUT_WR, SHUT_RDWR -> RCV_SHUTDOWN, SEND_SHUTDOWN, both. */
+	how++;
+	if (how < RCV_SHUTDOWN || how > SHUTDOWN_MASK)
+		return -EINVAL;
+	lock_sock(sk);
+	if (sd->state != SD_CONNECTED && sd->state != SD_CONNECTING) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | how);
+	/*
+	 * SMB-Direct has no half-close on the wire: the peer learns only
+	 * when both directions are shut, by an orderly disconnect once the
+	 * queued data left.
+	 */
+	if (sk->sk_shutdown == SHUTDOWN_MASK) {
+		if (sd->state == SD_CONNECTED)
+			sd_wait_drain(sd);
+		spin_lock_bh(&sd->lock);
+		sd_fail(sd, 0);
+		spin_unlock_bh(&sd->lock);
+	}
+	sd_wake(sd);
+	sk->sk_state_change(sk);
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int sd_setsockopt(struct socket *sock, int level, int optname,
+			 sockptr_t optval, unsigned int optlen)
+{
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	int val, err;
+
+	if (level != SOL_SMBDIRECT)
+		return -ENOPROTOOPT;
+	if (optlen < sizeof(int))
+		return -EINVAL;
+	if (copy_from_sockptr(&val, optval, sizeof(val)))
+		return -EFAULT;
+	err = sd_opt_check(optname, val);
+	if (err)
+		return err;
+	lock_sock(sk);
+	if (sd->state != SD_UNCONNECTED)
+		err = -EISCONN;
+	else
+		err = sd_opt_set(&sd->opts, optname, val);
+	release_sock(sk);
+	return err;
+}
+
+static int sd_getsockopt(struct socket *sock, int level, int optname,
+			 char __user *optval, int __user *optlen)
+{
+	struct sd_sock *sd = sd_sk(sock->sk);
+	int len, val, err;
+
+	if (level != SOL_SMBDIRECT)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < (int)sizeof(int))
+		return -EINVAL;
+	lock_sock(sock->sk);
+	err = sd_opt_get(&sd->opts, optname, &val);
+	release_sock(sock->sk);
+	if (err)
+		return err;
+	if (put_user(sizeof(int), optlen) || copy_to_user(optval, &val, sizeof(int)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * .family stays 0: the slot is picked at load, and the kernel reads only
+ * the net_proto_family's number and sk->sk_family.
+ */
+static const struct proto_ops sd_ops = {
+	.owner = THIS_MODULE,
+	.release = sd_release,
+	.bind = sd_bind,
+	.connect = sd_connect,
+	.socketpair = sock_no_socketpair,
+	.accept = sd_accept,
+	.getname = sd_getname,
+	.poll = sd_poll,
+	.ioctl = sd_ioctl,
+	.listen = sd_listen,
+	.shutdown = sd_shutdown,
+	.setsockopt = sd_setsockopt,
+	.getsockopt = sd_getsockopt,
+	.sendmsg = sd_sendmsg,
+	.recvmsg = sd_recvmsg,
+	.mmap = sock_no_mmap,
+};
+
+int sd_proto_init(void)
+{
+	return proto_register(&sd_proto, 1);
+}
+
+void sd_proto_exit(void)
+{
+	proto_unregister(&sd_proto);
+}

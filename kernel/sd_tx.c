@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Send path: sendmsg copies the user's bytes into whole messages on
+ * tx_queue and returns; sd_tx_flush() turns them into PDUs whenever the
+ * core has credits and a send buffer is free, from whichever context made
+ * that true (sendmsg, a receive that brought credits, a send completion).
+ * The staging copy is what lets a message outlive the syscall: non-blocking
+ * sends, and a fault in user memory never leaves half a message on the wire.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+
+#include "sd_sock.h"
+
+static int sd_tx_post(struct sd_sock *sd, struct sd_tx_buf *tx, u32 len)
+{
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+
+	ib_dma_sync_single_for_device(sd->pd->device, tx->dma, len, DMA_TO_DEVICE);
+	sge.addr = tx->dma;
+	sge.length = len;
+	sge.lkey = sd->pd->local_dma_lkey;
+	tx->cqe.done = sd_tx_done;
+	wr.wr_cqe = &tx->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	return ib_post_send(sd->qp, &wr, NULL);
+}
+
+/* Starts the next queued message if the core is between messages. */
+static int sd_tx_start(struct sd_sock *sd)
+{
+	struct sd_core_actions act;
+	struct sd_msg *m;
+
+	if (sd->tx_cur || list_empty(&sd->tx_queue))
+		return 0;
+	m = list_first_entry(&sd->tx_queue, struct sd_msg, node);
+	if (sd_core_send_message(&sd->core, m->len, &act))
+		return -EPROTO;
+	sd->tx_cur = m;
+	return 0;
+}
+
+/* Produces and posts every PDU the core allows now; under sd->lock. */
+void sd_tx_flush(struct sd_sock *sd)
+{
+	struct sd_core_pdu pdu;
+	struct sd_tx_buf *tx;
+	struct sd_msg *m;
+	u32 avail;
+	int rc;
+
+	while (sd->qp && !sd->failed && !sd->dying) {
+		if (sd->state == SD_CONNECTED && sd_tx_start(sd)) {
+			sd_fail(sd, -EPROTO);
+			return;
+		}
+		if (list_empty(&sd->tx_free))
+			return;
+		tx = list_first_entry(&sd->tx_free, struct sd_tx_buf, node);
+		m = sd->tx_cur;
+		avail = m ? m->filled - m->done : 0;
+		rc = sd_core_next_pdu(&sd->core, tx->data, sd->opts.max_send_size,
+				      avail, &pdu);
+		if (rc == SD_CORE_E_AGAIN)
+			return;
+		if (rc || pdu.length > sd->opts.max_send_size) {
+			sd_fail(sd, -EPROTO);
+			return;
+		}
+		if (pdu.kind == SD_CORE_PDU_DATA) {
+			if (!m || pdu.message_offset != m->done ||
+			    pdu.payload_length > avail ||
+			    pdu.payload_offset > pdu.length ||
+			    pdu.payload_length > pdu.length - pdu.payload_offset) {
+				sd_fail(sd, -EPROTO);
+				return;
+			}
+			memcpy(tx->data + pdu.payload_offset, m->data + m->done,
+			       pdu.payload_length);
+			m->done += pdu.payload_length;
+			if (pdu.message_last) {
+				list_move_tail(&m->node, &sd->tx_done);
+				sd->tx_queued -= m->len;
+				sd->tx_cur = NULL;
+				if (sd->tx_fill == m)
+					sd->tx_fill = NULL;
+			}
+		}
+		list_del_init(&tx->node);
+		if (sd_tx_post(sd, tx, pdu.length)) {
+			list_add(&tx->node, &sd->tx_free);
+			sd_fail(sd, -EIO);
+			return;
+		}
+	}
+}
+
+/* Frees messages whose bytes are all in send buffers; may sleep. */
+void sd_tx_reap(struct sd_sock *sd)
+{
+	struct sd_msg *m, *tmp;
+	LIST_HEAD(done);
+
+	spin_lock_bh(&sd->lock);
+	list_splice_init(&sd->tx_done, &done);
+	spin_unlock_bh(&sd->lock);
+	list_for_each_entry_safe(m, tmp, &done, node)
+		sd_msg_free(m);
+}
+
+void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sd_tx_buf *tx = container_of(wc->wr_cqe, struct sd_tx_buf, cqe);
+	struct sd_sock *sd = tx->sd;
+	struct sd_core_actions act;
+
+	spin_lock_bh(&sd->lock);
+	list_add_tail(&tx->node, &sd->tx_free);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			sd_fail(sd, -ECONNRESET);
+	} else if (sd->core_ready && !sd->failed &&
+		   !sd_core_on_send_complete(&sd->core, 1, &act)) {
+		sd_do_actions(sd, &act);
+		sd_tx_flush(sd);
+	}
+	sd_wake(sd);
+	spin_unlock_bh(&sd->lock);
+}
+
+/* Nothing left to put on the wire, nothing in flight; sd->lock held. */
+bool sd_tx_drained(struct sd_sock *sd)
+{
+	struct sd_core_stats st;
+
+	sd_core_get_stats(&sd->core, &st);
+	if (st.sends_in_flight)
+		return false;
+	/* A STREAM message the user never finished cannot be sent. */
+	return list_empty(&sd->tx_queue) ||
+	       (list_is_singular(&sd->tx_queue) && sd->tx_fill &&
+		sd->tx_fill->done == sd->tx_fill->filled);
+}
+
+bool sd_tx_writable(struct sd_sock *sd)
+{
+	return READ_ONCE(sd->tx_queued) < (unsigned int)READ_ONCE(sd->sk.sk_sndbuf);
+}
+
+/* The pending error, or EPIPE if another caller took it first. */
+static int sd_sock_error(struct sock *sk)
+{
+	int err = sock_error(sk);
+
+	return err ? err : -EPIPE;
+}
+
+static int sd_tx_wait(struct sd_sock *sd, long *timeo, u32 need)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &sd->sk;
+
+	while (READ_ONCE(sd->tx_queued) &&
+	       READ_ONCE(sd->tx_queued) + need > (unsigned int)READ_ONCE(sk->sk_sndbuf)) {
+		if (READ_ONCE(sk->sk_err))
+			return sd_sock_error(sk);
+		if (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN)
+			return -EPIPE;
+		if (!*timeo)
+			return -EAGAIN;
+		if (signal_pending(current))
+			return sock_intr_errno(*timeo);
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, timeo,
+			      READ_ONCE(sd->tx_queued) + need <=
+			      (unsigned int)READ_ONCE(sk->sk_sndbuf) ||
+			      !READ_ONCE(sd->tx_queued) || READ_ONCE(sk->sk_err) ||
+			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
+	}
+	return 0;
+}
+
+/* Queues a filled (or, for STREAM, growing) message and pushes PDUs. */
+static void sd_tx_queue(struct sd_sock *sd, struct sd_msg *m)
+{
+	spin_lock_bh(&sd->lock);
+	list_add_tail(&m->node, &sd->tx_queue);
+	sd->tx_queued += m->len;
+	sd_tx_flush(sd);
+	spin_unlock_bh(&sd->lock);
+}
+
+static int sd_send_seqpacket(struct sd_sock *sd, struct msghdr *msg, size_t len,
+			     long *timeo)
+{
+	struct sd_msg *m;
+	int err;
+
+	if (!len)
+		return -EINVAL;	/* SMB-Direct has no empty messages */
+	if (len > sd->params.max_fragmented_send_size)
+		return -EMSGSIZE;
+	err = sd_tx_wait(sd, timeo, len);
+	if (err)
+		return err;
+	m = sd_msg_alloc(len, GFP_KERNEL);
+	if (!m)
+		return -ENOBUFS;
+	if (!copy_from_iter_full(m->data, len, &msg->msg_iter)) {
+		sd_msg_free(m);
+		return -EFAULT;
+	}
+	m->filled = len;
+	sd_tx_queue(sd, m);
+	return len;
+}
+
+/* Feeds the 4-byte length prefix through the core's stream parser. */
+static int sd_send_prefix(struct sd_sock *sd, struct msghdr *msg)
+{
+	struct sd_core_stream_parser *p = &sd->tx_parser;
+	struct sd_core_stream_parser saved = *p;
+	struct sd_core_stream_chunk chunk;
+	u8 buf[SD_CORE_STREAM_PREFIX_SIZE];
+	u32 n = SD_CORE_STREAM_PREFIX_SIZE - p->prefix_have;
+	int rc;
+
+	n = min_t(size_t, n, iov_iter_count(&msg->msg_iter));
+	if (!copy_from_iter_full(buf, n, &msg->msg_iter))
+		return -EFAULT;
+	rc = sd_core_stream_parse(p, buf, n, &chunk);
+	if (rc) {
+		*p = saved;
+		iov_iter_revert(&msg->msg_iter, n);
+		return rc == SD_CORE_E_MESSAGE_TOO_LONG ? -EMSGSIZE : -EINVAL;
+	}
+	if (chunk.message_start)
+		sd->tx_fill_len = chunk.message_length;
+	return n;
+}
+
+static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
+			  long *timeo)
+{
+	struct sd_core_stream_chunk chunk;
+	size_t sent = 0;
+	struct sd_msg *m;
+	u32 n, off;
+	int err = 0;
+
+	while (iov_iter_count(&msg->msg_iter)) {
+		m = sd->tx_fill;
+		if (!m && !sd->tx_fill_len) {
+			err = sd_send_prefix(sd, msg);
+			if (err < 0)
+				break;
+			sent += err;
+			err = 0;
+			continue;
+		}
+		if (!m) {
+			err = sd_tx_wait(sd, timeo, sd->tx_fill_len);
+			if (err)
+				break;
+			m = sd_msg_alloc(sd->tx_fill_len, GFP_KERNEL);
+			if (!m) {
+				err = -ENOBUFS;
+				break;
+			}
+			sd->tx_fill = m;
+			sd->tx_fill_len = 0;
+			/* Queued while empty: PDUs leave as the bytes come in. */
+			sd_tx_queue(sd, m);
+		}
+		off = m->filled;
+		n = min_t(size_t, m->len - off, iov_iter_count(&msg->msg_iter));
+		if (!copy_from_iter_full(m->data + off, n, &msg->msg_iter)) {
+			err = -EFAULT;
+			break;
+		}
+		/* Keeps the parser in step; in the payload it only counts. */
+		if (sd_core_stream_parse(&sd->tx_parser, m->data + off, n, &chunk) ||
+		    chunk.payload_length != n) {
+			err = -EINVAL;
+			break;
+		}
+		spin_lock_bh(&sd->lock);
+		if (sd->tx_fill == m) {
+			m->filled += n;
+			if (chunk.message_end)
+				sd->tx_fill = NULL;
+			sd_tx_flush(sd);
+		}
+		spin_unlock_bh(&sd->lock);
+		sent += n;
+	}
+	return sent ? sent : err;
+}
+
+int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	struct sock *sk = sock->sk;
+	struct sd_sock *sd = sd_sk(sk);
+	long timeo;
+	int err;
+
+	if (msg->msg_flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	/* SMBDIRECT_CMSG_SEND_INVALIDATE arrives with issue 5. */
+	if (msg->msg_controllen)
+		return -EOPNOTSUPP;
+	lock_sock(sk);
+	if (sd->state != SD_CONNECTED) {
+		err = sd->state == SD_CLOSED ? -EPIPE : -ENOTCONN;
+		if (sd->state == SD_CLOSED && READ_ONCE(sk->sk_err))
+			err = sd_sock_error(sk);
+		goto out;
+	}
+	if (sk->sk_shutdown & SEND_SHUTDOWN) {
+		err = -EPIPE;
+		goto out;
+	}
+	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	if (sd->type == SOCK_SEQPACKET)
+		err = sd_send_seqpacket(sd, msg, len, &timeo);
+	else
+		err = sd_send_stream(sd, msg, len, &timeo);
+out:
+	release_sock(sk);
+	sd_tx_reap(sd);
+	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
+		send_sig(SIGPIPE, current, 0);
+	return err;
+}

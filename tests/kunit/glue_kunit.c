@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the pure helpers of the C glue (kernel/sd_params.c) that check
+ * what user space hands in: SOL_SMBDIRECT option values, whole option
+ * sets, socket addresses and the size-first ioctl rule. Each case pins the
+ * documented boundary on both sides (last refused, first accepted).
+ */
+#include <kunit/test.h>
+#include <linux/errno.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/limits.h>
+#include <linux/socket.h>
+
+#include "uapi/linux/smbdirect.h"
+#include "sd_params.h"
+
+/* One option: lo - 1 and hi + 1 refused, lo and hi accepted. */
+static void expect_range(struct kunit *test, int opt, int lo, int hi)
+{
+	if (lo > 0)
+		KUNIT_EXPECT_EQ_MSG(test, sd_opt_check(opt, lo - 1), -EINVAL,
+				    "option %d value %d", opt, lo - 1);
+	KUNIT_EXPECT_EQ_MSG(test, sd_opt_check(opt, lo), 0, "option %d value %d", opt, lo);
+	KUNIT_EXPECT_EQ_MSG(test, sd_opt_check(opt, hi), 0, "option %d value %d", opt, hi);
+	KUNIT_EXPECT_EQ_MSG(test, sd_opt_check(opt, hi + 1), -EINVAL,
+			    "option %d value %d", opt, hi + 1);
+	KUNIT_EXPECT_EQ_MSG(test, sd_opt_check(opt, -1), -EINVAL, "option %d value -1", opt);
+	KUNIT_EXPECT_EQ_MSG(test, sd_opt_check(opt, INT_MIN), -EINVAL,
+			    "option %d value INT_MIN", opt);
+}
+
+static void glue_opt_credits(struct kunit *test)
+{
+	/* One credit each way could only circulate: 2 is the least. */
+	expect_range(test, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 2, 1024);
+	expect_range(test, SMBDIRECT_OPT_SEND_CREDIT_TARGET, 2, 1024);
+	KUNIT_EXPECT_EQ(test, sd_opt_check(SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 0), -EINVAL);
+}
+
+static void glue_opt_pdu_sizes(struct kunit *test)
+{
+	expect_range(test, SMBDIRECT_OPT_MAX_SEND_SIZE, 128, 65536);
+	expect_range(test, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, 128, 65536);
+	/* The defaults of ksmbd and cifs.ko are inside. */
+	KUNIT_EXPECT_EQ(test, sd_opt_check(SMBDIRECT_OPT_MAX_SEND_SIZE, 1364), 0);
+}
+
+static void glue_opt_fragmented_size(struct kunit *test)
+{
+	/* [MS-SMBD]: MaxFragmentedSize is at least 131072. */
+	KUNIT_EXPECT_EQ(test, sd_opt_check(SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131071), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_opt_check(SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131072), 0);
+	expect_range(test, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131072, 16 << 20);
+}
+
+static void glue_opt_read_write_and_keepalive(struct kunit *test)
+{
+	expect_range(test, SMBDIRECT_OPT_MAX_READ_WRITE_SIZE, 4096, 128 << 20);
+	/* 0 turns keepalive off; at most a day. */
+	expect_range(test, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 0, 86400);
+}
+
+static void glue_opt_unknown(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sd_opt_check(0, 1), -ENOPROTOOPT);
+	KUNIT_EXPECT_EQ(test, sd_opt_check(SMBDIRECT_OPT_KEEPALIVE_INTERVAL + 1, 1),
+			-ENOPROTOOPT);
+	KUNIT_EXPECT_EQ(test, sd_opt_check(-1, 1), -ENOPROTOOPT);
+}
+
+static void glue_opt_set_keeps_old_value(struct kunit *test)
+{
+	struct sd_opts o;
+	int v = 0;
+
+	sd_opts_default(&o);
+	KUNIT_EXPECT_EQ(test, sd_opt_set(&o, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131072), 0);
+	KUNIT_EXPECT_EQ(test, sd_opt_set(&o, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, 131071), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_opt_get(&o, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 131072);
+	KUNIT_EXPECT_EQ(test, sd_opt_get(&o, 99, &v), -ENOPROTOOPT);
+}
+
+static void glue_opts_check(struct kunit *test)
+{
+	struct sd_opts o;
+
+	/* The module-parameter defaults (ksmbd's and cifs.ko's) are valid. */
+	sd_opts_default(&o);
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), 0);
+
+	o.max_fragmented_size = 131071;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), -EINVAL);
+	o.max_fragmented_size = 131072;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), 0);
+
+	o.receive_credit_max = 1;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), -EINVAL);
+	o.receive_credit_max = 2;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), 0);
+
+	o.keepalive_interval = 86401;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), -EINVAL);
+	o.keepalive_interval = 0;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), 0);
+
+	/* A u32 that would read as a negative int must not pass as one. */
+	o.max_read_write_size = 0x80000000u;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), -EINVAL);
+	o.max_read_write_size = U32_MAX;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), -EINVAL);
+	o.max_read_write_size = 4096;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), 0);
+
+	o.max_send_size = 127;
+	KUNIT_EXPECT_EQ(test, sd_opts_check(&o), -EINVAL);
+}
+
+static void glue_ioctl_copy_size(struct kunit *test)
+{
+	const size_t v1 = 56, ours = 56;
+
+	/* Shorter than v1 (0, the size field alone, one byte short): EINVAL. */
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(0, v1, ours), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(4, v1, ours), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1 - 1, v1, ours), -EINVAL);
+	/* Exactly ours, and a newer caller's longer struct gets only ours. */
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1, v1, ours), (int)ours);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1 + 8, v1, ours), (int)ours);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(U32_MAX, v1, ours), (int)ours);
+	/* An older v1 caller against a grown struct gets v1's bytes. */
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1, v1, ours + 16), (int)v1);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1 + 4, v1, ours + 16), (int)v1 + 4);
+	/* The real struct: its v1 is all of it today. */
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(sizeof(struct smbdirect_params),
+						 sizeof(struct smbdirect_params),
+						 sizeof(struct smbdirect_params)),
+			(int)sizeof(struct smbdirect_params));
+}
+
+static void glue_addr_family_and_length(struct kunit *test)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(445) };
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(445) };
+	struct sockaddr unix_addr = { .sa_family = AF_UNIX };
+	struct sockaddr *a4 = (struct sockaddr *)&sin, *a6 = (struct sockaddr *)&sin6;
+
+	KUNIT_EXPECT_EQ(test, sd_addr_check(NULL, sizeof(sin), false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a4, 0, false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a4, 1, false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(&unix_addr, sizeof(unix_addr), false),
+			-EAFNOSUPPORT);
+	/* Long enough for the family field, too short for the address. */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a4, sizeof(sin) - 1, false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a4, sizeof(sin), false), 0);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a6, sizeof(sin6) - 1, false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a6, sizeof(sin6), false), 0);
+	/* A sockaddr_in6 is not long enough just because a sockaddr_in would be. */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a6, sizeof(sin), false), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_addr_len(a4), (int)sizeof(sin));
+	KUNIT_EXPECT_EQ(test, sd_addr_len(a6), (int)sizeof(sin6));
+	KUNIT_EXPECT_EQ(test, sd_addr_len(&unix_addr), 0);
+	KUNIT_EXPECT_EQ(test, sd_addr_port(a4), 445);
+	KUNIT_EXPECT_EQ(test, sd_addr_port(a6), 445);
+}
+
+static void glue_addr_bind_allows_wildcard(struct kunit *test)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+
+	/* bind: any address, port 0 (ephemeral). */
+	KUNIT_EXPECT_EQ(test, sd_addr_check((struct sockaddr *)&sin, sizeof(sin), false), 0);
+	KUNIT_EXPECT_EQ(test, sd_addr_check((struct sockaddr *)&sin6, sizeof(sin6), false), 0);
+}
+
+static void glue_addr_connect_v4(struct kunit *test)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(445) };
+	struct sockaddr *a = (struct sockaddr *)&sin;
+
+	sin.sin_addr.s_addr = htonl(0x0a4d0001);	/* 10.77.0.1 */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), 0);
+	sin.sin_port = 0;
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), -EINVAL);
+	sin.sin_port = htons(1);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), 0);
+	sin.sin_addr.s_addr = htonl(INADDR_ANY);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), -EINVAL);
+	sin.sin_addr.s_addr = htonl(INADDR_BROADCAST);
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), -EINVAL);
+	sin.sin_addr.s_addr = htonl(0xe0000001);	/* 224.0.0.1 */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), -EINVAL);
+	sin.sin_addr.s_addr = htonl(0xdfffffff);	/* 223.255.255.255: unicast */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin), true), 0);
+}
+
+static void glue_addr_connect_v6(struct kunit *test)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(5445) };
+	struct sockaddr *a = (struct sockaddr *)&sin6;
+
+	/* :: is the wildcard. */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin6), true), -EINVAL);
+	sin6.sin6_addr.s6_addr[0] = 0xfd;		/* fd77::2 */
+	sin6.sin6_addr.s6_addr[1] = 0x77;
+	sin6.sin6_addr.s6_addr[15] = 2;
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin6), true), 0);
+	sin6.sin6_port = 0;
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin6), true), -EINVAL);
+	sin6.sin6_port = htons(5445);
+	sin6.sin6_addr.s6_addr[0] = 0xff;		/* ff77::2, multicast */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin6), true), -EINVAL);
+	sin6.sin6_addr.s6_addr[0] = 0xfe;		/* fe77::2, unicast */
+	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin6), true), 0);
+}
+
+static struct kunit_case glue_cases[] = {
+	KUNIT_CASE(glue_opt_credits),
+	KUNIT_CASE(glue_opt_pdu_sizes),
+	KUNIT_CASE(glue_opt_fragmented_size),
+	KUNIT_CASE(glue_opt_read_write_and_keepalive),
+	KUNIT_CASE(glue_opt_unknown),
+	KUNIT_CASE(glue_opt_set_keeps_old_value),
+	KUNIT_CASE(glue_opts_check),
+	KUNIT_CASE(glue_ioctl_copy_size),
+	KUNIT_CASE(glue_addr_family_and_length),
+	KUNIT_CASE(glue_addr_bind_allows_wildcard),
+	KUNIT_CASE(glue_addr_connect_v4),
+	KUNIT_CASE(glue_addr_connect_v6),
+	{}
+};
+
+static struct kunit_suite glue_suite = {
+	.name = "af_smbdirect_glue",
+	.test_cases = glue_cases,
+};
+
+kunit_test_suite(glue_suite);

@@ -405,7 +405,9 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
 	if (sd_rx_readable(sd))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (state == SD_CONNECTED && !(shutdown & SEND_SHUTDOWN) && sd_tx_writable(sd))
+	/* As TCP: after SHUT_WR a send no longer blocks, it fails at once. */
+	if (state == SD_CONNECTED &&
+	    ((shutdown & SEND_SHUTDOWN) || sd_tx_writable(sd)))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	return mask;
 }

@@ -81,6 +81,40 @@ void sd_fail(struct sd_sock *sd, int err)
 	sd_wake(sd);
 }
 
+/*
+ * How long a failed completion waits for rdma_cm to say the peer
+ * disconnected before it counts as a reset.
+ */
+#define SD_WC_ERROR_GRACE (2 * HZ)
+
+/*
+ * A work request completed with an error other than a flush; sd->lock
+ * held. On iWARP a peer's orderly close races with our sends: a send that
+ * reaches the closed TCP connection fails before rdma_cm reports the
+ * DISCONNECTED that says the close was orderly. So nothing more is posted,
+ * and the connection counts as reset only if that event does not follow.
+ */
+void sd_wc_error(struct sd_sock *sd)
+{
+	if (sd->failed || sd->wc_failed)
+		return;
+	sd->wc_failed = true;
+	if (!sd->dying)
+		queue_delayed_work(sd_wq, &sd->reset_work, SD_WC_ERROR_GRACE);
+	else
+		sd_fail(sd, -ECONNRESET);
+}
+
+static void sd_reset_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(to_delayed_work(work), struct sd_sock,
+					  reset_work);
+
+	spin_lock_bh(&sd->lock);
+	sd_fail(sd, -ECONNRESET);
+	spin_unlock_bh(&sd->lock);
+}
+
 static void sd_established(struct sd_sock *sd)
 {
 	struct sd_sock *parent;
@@ -212,6 +246,7 @@ void sd_conn_setup(struct sd_sock *sd)
 	INIT_LIST_HEAD(&sd->pending);
 	INIT_LIST_HEAD(&sd->ready);
 	INIT_DELAYED_WORK(&sd->timer_work, sd_timer_fn);
+	INIT_DELAYED_WORK(&sd->reset_work, sd_reset_fn);
 	INIT_WORK(&sd->disconnect_work, sd_disconnect_fn);
 	INIT_WORK(&sd->destroy_work, sd_destroy_fn);
 }

@@ -238,6 +238,7 @@ void sd_transport_teardown(struct sd_sock *sd)
 	sd->dying = true;
 	spin_unlock_bh(&sd->lock);
 	cancel_delayed_work_sync(&sd->timer_work);
+	cancel_delayed_work_sync(&sd->reset_work);
 	cancel_work_sync(&sd->disconnect_work);
 
 	mutex_lock(&sd->res_mutex);

@@ -51,7 +51,8 @@ static void sd_rx_repost(struct sd_sock *sd, struct sd_rx_buf *rx)
 {
 	struct sd_core_actions act;
 
-	if (sd_rx_hold_back(sd)) {
+	/* A QP that failed a completion takes no more work requests. */
+	if (sd->wc_failed || sd_rx_hold_back(sd)) {
 		list_add_tail(&rx->node, &sd->rx_deferred);
 		return;
 	}
@@ -68,7 +69,7 @@ void sd_rx_release_deferred(struct sd_sock *sd)
 {
 	struct sd_rx_buf *rx;
 
-	while (!sd->failed && !sd->dying && sd->qp &&
+	while (!sd->failed && !sd->dying && !sd->wc_failed && sd->qp &&
 	       !list_empty(&sd->rx_deferred) && !sd_rx_hold_back(sd)) {
 		rx = list_first_entry(&sd->rx_deferred, struct sd_rx_buf, node);
 		list_del_init(&rx->node);
@@ -122,10 +123,10 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	int err;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		/* Flushes are teardown's; anything else kills the link. */
+		/* Flushes are teardown's; anything else ends the link. */
 		if (wc->status != IB_WC_WR_FLUSH_ERR) {
 			spin_lock_bh(&sd->lock);
-			sd_fail(sd, -ECONNRESET);
+			sd_wc_error(sd);
 			spin_unlock_bh(&sd->lock);
 		}
 		return;

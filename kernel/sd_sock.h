@@ -104,6 +104,7 @@ struct sd_sock {
 	bool dying;		/* teardown started: queue no more work */
 	bool failed;		/* sd_fail() ran */
 	bool cm_connected;	/* rdma_cm ESTABLISHED, not yet disconnected */
+	bool wc_failed;		/* a completion failed; see sd_wc_error() */
 
 	/* Receive side. */
 	struct list_head rx_queue;	/* complete messages (struct sd_msg) */
@@ -119,9 +120,11 @@ struct sd_sock {
 	struct sd_msg *tx_cur;		/* the message the core is fragmenting */
 	struct sd_msg *tx_fill;		/* STREAM: the message sendmsg fills */
 	u32 tx_fill_len;		/* STREAM: length parsed, not yet allocated */
+	u32 tx_want;			/* bytes the last sd_tx_wait() waited room for */
 	struct sd_core_stream_parser tx_parser;
 
 	struct delayed_work timer_work;
+	struct delayed_work reset_work;	/* sd_wc_error()'s verdict */
 	struct work_struct disconnect_work;
 	struct work_struct destroy_work;
 
@@ -156,6 +159,7 @@ void sd_conn_setup(struct sd_sock *sd);
 int sd_core_start(struct sd_sock *sd, unsigned int role);
 void sd_wake(struct sd_sock *sd);
 void sd_fail(struct sd_sock *sd, int err);
+void sd_wc_error(struct sd_sock *sd);
 void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
 void sd_child_drop(struct sd_sock *child);
 u64 sd_now_ms(void);

@@ -57,7 +57,7 @@ void sd_tx_flush(struct sd_sock *sd)
 	u32 avail;
 	int rc;
 
-	while (sd->qp && !sd->failed && !sd->dying) {
+	while (sd->qp && !sd->failed && !sd->dying && !sd->wc_failed) {
 		if (sd->state == SD_CONNECTED && sd_tx_start(sd)) {
 			sd_fail(sd, -EPROTO);
 			return;
@@ -126,7 +126,7 @@ void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	list_add_tail(&tx->node, &sd->tx_free);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			sd_fail(sd, -ECONNRESET);
+			sd_wc_error(sd);
 	} else if (sd->core_ready && !sd->failed &&
 		   !sd_core_on_send_complete(&sd->core, 1, &act)) {
 		sd_do_actions(sd, &act);
@@ -150,9 +150,21 @@ bool sd_tx_drained(struct sd_sock *sd)
 		sd->tx_fill->done == sd->tx_fill->filled);
 }
 
+/*
+ * POLLOUT promises that a send makes progress: the same test as
+ * sd_tx_wait(), for the size of the message a send last had to wait for
+ * (a STREAM message whose prefix was taken, or a SEQPACKET message that
+ * got EAGAIN), so that a poller is not woken for a send that cannot go.
+ */
 bool sd_tx_writable(struct sd_sock *sd)
 {
-	return READ_ONCE(sd->tx_queued) < (unsigned int)READ_ONCE(sd->sk.sk_sndbuf);
+	u32 queued = READ_ONCE(sd->tx_queued);
+	u32 need = max_t(u32, READ_ONCE(sd->tx_want), 1);
+
+	/* A STREAM message already queued takes the rest of its bytes at once. */
+	if (READ_ONCE(sd->tx_fill))
+		return true;
+	return !queued || queued + need <= (unsigned int)READ_ONCE(sd->sk.sk_sndbuf);
 }
 
 /* The pending error, or EPIPE if another caller took it first. */
@@ -168,6 +180,7 @@ static int sd_tx_wait(struct sd_sock *sd, long *timeo, u32 need)
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *sk = &sd->sk;
 
+	WRITE_ONCE(sd->tx_want, need);
 	while (READ_ONCE(sd->tx_queued) &&
 	       READ_ONCE(sd->tx_queued) + need > (unsigned int)READ_ONCE(sk->sk_sndbuf)) {
 		if (READ_ONCE(sk->sk_err))
@@ -186,6 +199,7 @@ static int sd_tx_wait(struct sd_sock *sd, long *timeo, u32 need)
 			      (READ_ONCE(sk->sk_shutdown) & SEND_SHUTDOWN), &wait);
 		remove_wait_queue(sk_sleep(sk), &wait);
 	}
+	WRITE_ONCE(sd->tx_want, 0);
 	return 0;
 }
 

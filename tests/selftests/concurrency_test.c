@@ -10,9 +10,23 @@
 #include "kselftest_harness.h"
 #include "sd_test.h"
 
+/*
+ * 64 connections at once, each moving data both ways. Under the debug
+ * kernel in TCG, RDMA moves a few MB/s, so what each connection moves is
+ * kept small: enough rounds that both directions of every connection are
+ * in use at the same time, and messages of several PDUs (1364-byte PDUs by
+ * default) so that fragmentation and credits are exercised on all of them.
+ */
 #define NCONN 64
-#define ROUNDS 8
-#define MSG 16384
+#define ROUNDS 2
+#define MSG 5000
+/*
+ * Receive buffers (= credits) per connection, both ends: the default 255
+ * makes 128 sockets allocate, map and post 65,000 buffers, which is most
+ * of this test's time under TCG. 16 still lets several PDUs of a message
+ * be in flight, and makes the credit loop turn over many times.
+ */
+#define CREDITS 16
 
 FIXTURE(conc) {
 	int unused;
@@ -70,10 +84,25 @@ static void *client_thread(void *arg)
 	if (!buf)
 		return NULL;
 	c->step = "connect";
-	fd = sd_connect_type(c->t, SOCK_STREAM, c->port);
+	fd = sd_socket(SOCK_STREAM);
 	c->err = fd < 0 ? fd : 0;
 	if (fd < 0)
 		goto out;
+	c->step = "setsockopt";
+	c->err = sd_setopt(fd, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, CREDITS);
+	if (!c->err)
+		c->err = sd_setopt(fd, SMBDIRECT_OPT_SEND_CREDIT_TARGET, CREDITS);
+	if (!c->err) {
+		struct sockaddr_storage ss;
+		socklen_t len = sd_addr(c->t, c->port, &ss);
+
+		c->step = "connect";
+		c->err = connect(fd, (struct sockaddr *)&ss, len) ? -errno : 0;
+	}
+	if (c->err) {
+		close(fd);
+		goto out;
+	}
 	sd_set_timeouts(fd, 60000);
 	c->step = "hello";
 	c->err = sd_stream_send(fd, &c->id, sizeof(c->id));
@@ -147,8 +176,18 @@ TEST_F_TIMEOUT(conc, connections_64_both_ways, 300)
 	int lfd, port, i, accepted = 0, good = 0;
 	char seen[NCONN] = {};
 
-	lfd = sd_listen_type(&variant->t, SOCK_STREAM, NCONN, &port);
-	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(&variant->t, 0, &ss);
+
+	lfd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, lfd) TH_LOG("socket: %s", strerror(-lfd));
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, CREDITS));
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_SEND_CREDIT_TARGET, CREDITS));
+	ASSERT_EQ(0, bind(lfd, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(lfd, NCONN));
+	len = sizeof(ss);
+	ASSERT_EQ(0, getsockname(lfd, (struct sockaddr *)&ss, &len));
+	port = sd_port_of(&ss);
 	for (i = 0; i < NCONN; i++) {
 		cl[i] = (struct client){ .t = &variant->t, .port = port, .id = i };
 		ASSERT_EQ(0, pthread_create(&cl[i].thread, NULL, client_thread, &cl[i]));
@@ -227,22 +266,39 @@ static void *bulk_recv(void *arg)
 	return NULL;
 }
 
-/* Both ends send and receive at full speed at the same time. */
+/*
+ * Both ends send and receive at full speed at the same time. Small socket
+ * buffers on both ends make each direction run into back-pressure (full
+ * send queue, receiver holding back credits) many times over with a
+ * volume the debug kernel moves in seconds.
+ */
+#define DUPLEX_COUNT 24
+#define DUPLEX_LEN 65536
+#define DUPLEX_BUF 16384	/* the kernel doubles it */
+
 static void full_duplex(struct __test_metadata *_metadata,
 			const struct sd_target *t, int type)
 {
 	struct bulk b[4];
 	const char *why = "";
-	int c, s, i, r;
+	int c, s, i, r, v = DUPLEX_BUF;
 
 	r = sd_pair_type(t, type, &c, &s, &why);
 	ASSERT_EQ(0, r) TH_LOG("%s: %s", why, strerror(-r));
 	sd_set_timeouts(c, 60000);
 	sd_set_timeouts(s, 60000);
-	b[0] = (struct bulk){ .fd = c, .type = type, .count = 100, .len = 65536, .seed = 1 };
-	b[1] = (struct bulk){ .fd = s, .type = type, .count = 100, .len = 65536, .seed = 1 };
-	b[2] = (struct bulk){ .fd = s, .type = type, .count = 100, .len = 65536, .seed = 9000 };
-	b[3] = (struct bulk){ .fd = c, .type = type, .count = 100, .len = 65536, .seed = 9000 };
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, setsockopt(i ? s : c, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)));
+		ASSERT_EQ(0, setsockopt(i ? s : c, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)));
+	}
+	b[0] = (struct bulk){ .fd = c, .type = type, .count = DUPLEX_COUNT,
+			      .len = DUPLEX_LEN, .seed = 1 };
+	b[1] = (struct bulk){ .fd = s, .type = type, .count = DUPLEX_COUNT,
+			      .len = DUPLEX_LEN, .seed = 1 };
+	b[2] = (struct bulk){ .fd = s, .type = type, .count = DUPLEX_COUNT,
+			      .len = DUPLEX_LEN, .seed = 9000 };
+	b[3] = (struct bulk){ .fd = c, .type = type, .count = DUPLEX_COUNT,
+			      .len = DUPLEX_LEN, .seed = 9000 };
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, pthread_create(&b[i].thread, NULL,
 					    i % 2 ? bulk_recv : bulk_send, &b[i]));

@@ -74,13 +74,13 @@ static int reap(pid_t pid, int ms)
 }
 
 /*
- * SHUT_WR: our sends fail with EPIPE, the peer reads everything we sent
- * before it and then EOF, and poll() tells it so. Data the peer had sent
- * us before the shutdown is still ours to read. (SMB-Direct has no
- * half-close message: a shutdown ends the connection on the wire, so the
- * peer cannot answer afterwards as it could over TCP.)
+ * SMB-Direct has no half-close on the wire, so SHUT_WR is local: our sends
+ * fail with EPIPE, while the peer still reads what we sent before, sees no
+ * EOF, and may go on sending to us. Once we shut the other direction too,
+ * the connection drains and disconnects, and the peer reads EOF and sees
+ * POLLRDHUP.
  */
-TEST_F(life, shutdown_wr_peer_reads_data_then_eof)
+TEST_F(life, shutdown_wr_is_local_until_rd)
 {
 	char buf[64];
 	int ev;
@@ -93,17 +93,29 @@ TEST_F(life, shutdown_wr_peer_reads_data_then_eof)
 	ASSERT_EQ(0, shutdown(self->c, SHUT_WR));
 	EXPECT_EQ(-1, send(self->c, "x", 1, MSG_NOSIGNAL));
 	EXPECT_EQ(EPIPE, errno);
+	/* As for TCP: writable, in that a send no longer blocks (it fails). */
+	ev = sd_poll(self->c, POLLOUT, 0);
+	EXPECT_TRUE(ev & POLLOUT) TH_LOG("revents 0x%x", ev);
 
 	EXPECT_EQ(10, sd_stream_recv(self->s, buf, sizeof(buf)));
 	EXPECT_EQ(0, memcmp(buf, "last words", 10));
-	EXPECT_EQ(0, recv(self->s, buf, sizeof(buf), 0));
-	ev = sd_poll(self->s, POLLIN | POLLRDHUP, 1000);
-	EXPECT_TRUE(ev & POLLIN) TH_LOG("revents 0x%x", ev);
-	EXPECT_TRUE(ev & POLLRDHUP) TH_LOG("revents 0x%x", ev);
+	/* Nothing told the peer: no EOF, and it can still send. */
+	ev = sd_poll(self->s, POLLIN | POLLRDHUP, 300);
+	EXPECT_EQ(0, ev) TH_LOG("revents 0x%x after the peer's SHUT_WR", ev);
+	ASSERT_EQ(0, sd_stream_send(self->s, "still here", 10));
 
-	/* Still can receive what had arrived. */
+	/* What had arrived, and what came after SHUT_WR, are still ours to read. */
 	EXPECT_EQ(11, sd_stream_recv(self->c, buf, sizeof(buf)));
 	EXPECT_EQ(0, memcmp(buf, "from server", 11));
+	EXPECT_EQ(10, sd_stream_recv(self->c, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "still here", 10));
+
+	/* Both directions shut: now the peer hears of it. */
+	ASSERT_EQ(0, shutdown(self->c, SHUT_RD));
+	ev = sd_poll(self->s, POLLIN | POLLRDHUP, SD_STEP_MS);
+	EXPECT_TRUE(ev & POLLIN) TH_LOG("revents 0x%x", ev);
+	EXPECT_TRUE(ev & POLLRDHUP) TH_LOG("revents 0x%x", ev);
+	EXPECT_EQ(0, recv(self->s, buf, sizeof(buf), 0));
 }
 
 TEST_F(life, shutdown_rd_reads_eof_at_once)
@@ -139,6 +151,7 @@ TEST_F(life, shutdown_rdwr_both_sides_see_it)
 }
 
 /* close() is orderly: what was sent before it all arrives, then EOF. */
+#define CLOSE_MSGS 12	/* 768 KiB: over 255 credits x 1340 bytes + SO_SNDBUF */
 TEST_F_TIMEOUT(life, close_delivers_pending_data, 60)
 {
 	char *buf = malloc(65536);
@@ -148,12 +161,15 @@ TEST_F_TIMEOUT(life, close_delivers_pending_data, 60)
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_STREAM);
-	/* More than the credits cover, so some is still queued at close(). */
+	/*
+	 * More than the credits and the send buffer cover, so some is still
+	 * queued at close().
+	 */
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		close(self->s);
-		for (i = 0; i < 64; i++) {
+		for (i = 0; i < CLOSE_MSGS; i++) {
 			sd_fill(buf, 65536, i);
 			if (sd_stream_send(self->c, buf, 65536))
 				_exit(1);
@@ -163,7 +179,7 @@ TEST_F_TIMEOUT(life, close_delivers_pending_data, 60)
 	}
 	close(self->c);
 	self->c = -1;
-	for (i = 0; i < 64; i++) {
+	for (i = 0; i < CLOSE_MSGS; i++) {
 		n = sd_stream_recv(self->s, buf, 65536);
 		ASSERT_EQ(65536, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");
 		ASSERT_EQ(-1, sd_check(buf, 65536, i)) TH_LOG("message %d", i);
@@ -344,31 +360,43 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 {
 	char *buf = malloc(STARVE_LEN + 4);
 	long queued = 0, n;
+	size_t off = 0;		/* bytes of the current framed message taken */
 	int sent = 0, got = 0, ev, status;
 	pid_t reader;
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_STREAM);
 	fcntl(self->c, F_SETFL, O_NONBLOCK);
+	/*
+	 * Write as an event loop would: on EAGAIN wait for POLLOUT. While
+	 * the data still moves towards the peer's credits and receive buffer
+	 * POLLOUT comes back; once everything between here and the sleeping
+	 * reader is full, it must stay away.
+	 */
 	for (;;) {
-		uint32_t be = htonl(STARVE_LEN);
+		if (!off) {
+			uint32_t be = htonl(STARVE_LEN);
 
-		memcpy(buf, &be, 4);
-		sd_fill(buf + 4, STARVE_LEN, sent);
-		n = send(self->c, buf, STARVE_LEN + 4, MSG_NOSIGNAL);
-		if (n < 0 && errno == EAGAIN)
-			break;
-		ASSERT_LT(0, n) TH_LOG("send: %s", strerror(errno));
-		/* A partial write leaves the stream mid-message: finish it blocking-style. */
-		if (n < STARVE_LEN + 4) {
-			TH_LOG("partial write of %ld after %d messages", n, sent);
+			memcpy(buf, &be, 4);
+			sd_fill(buf + 4, STARVE_LEN, sent);
+		}
+		n = send(self->c, buf + off, STARVE_LEN + 4 - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN) {
+			if (sd_poll(self->c, POLLOUT, 1000) & POLLOUT)
+				continue;
 			break;
 		}
-		sent++;
+		ASSERT_LT(0, n) TH_LOG("send: %s", strerror(errno));
+		off += n;
 		queued += n;
-		ASSERT_GT(STARVE_CAP, queued) TH_LOG("%ld bytes taken and no EAGAIN", queued);
+		if (off == STARVE_LEN + 4) {
+			sent++;
+			off = 0;
+		}
+		ASSERT_GT(STARVE_CAP, queued) TH_LOG("%ld bytes taken and no back-pressure", queued);
 	}
-	TH_LOG("%d messages (%ld bytes) queued before back-pressure", sent, queued);
+	TH_LOG("%d messages and %zu bytes (%ld bytes) queued before back-pressure",
+	       sent, off, queued);
 	ev = sd_poll(self->c, POLLOUT, 100);
 	EXPECT_FALSE(ev & POLLOUT) TH_LOG("revents 0x%x", ev);
 	sd_sleep_ms(1500);
@@ -382,15 +410,15 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 		char *in = malloc(STARVE_LEN);
 		int i;
 
-		for (i = 0; i < sent + 16; i++) {
+		for (i = 0; i < sent + (off ? 1 : 0) + 16; i++) {
 			n = sd_stream_recv(self->s, in, STARVE_LEN);
 			if (n != STARVE_LEN || sd_check(in, STARVE_LEN, i) != -1)
 				_exit(10 + i % 100);
 		}
 		_exit(0);
 	}
-	if (n > 0 && n < STARVE_LEN + 4) {
-		ASSERT_EQ(0, sd_write_all(self->c, buf + n, STARVE_LEN + 4 - n));
+	if (off) {
+		ASSERT_EQ(0, sd_write_all(self->c, buf + off, STARVE_LEN + 4 - off));
 		sent++;
 	}
 	ev = sd_poll(self->c, POLLOUT, SD_STEP_MS);
@@ -424,22 +452,39 @@ static void *blocked_writer_thread(void *arg)
 	return NULL;
 }
 
-/* Blocking writer: it blocks while the reader sleeps, then finishes. */
+/*
+ * Blocking writer: it blocks while the reader sleeps, then finishes. What
+ * the kernel may hold for a reader that does not read is the writer's send
+ * buffer, the reader's receive buffer, and the PDUs the reader's credits
+ * let through beyond it; the writer offers twice all of that, at least
+ * 1 MiB.
+ */
 TEST_F_TIMEOUT(life, credit_starvation_blocking, 180)
 {
-	struct blocked_writer w = { .count = 1024 };	/* 32 MiB */
+	struct blocked_writer w = {};
+	struct smbdirect_params p;
 	char *buf = malloc(STARVE_LEN);
-	int i;
-	long n;
+	int i, snd = 0, rcv = 0;
+	socklen_t len = sizeof(int);
+	long n, hold;
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_STREAM);
+	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &snd, &len));
+	len = sizeof(int);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &rcv, &len));
+	ASSERT_EQ(0, sd_get_params(self->s, &p));
+	hold = (long)snd + rcv + (long)p.receive_credit_max * p.max_receive_size + STARVE_LEN;
+	w.count = 2 * hold / STARVE_LEN + 1;
+	if (w.count < 32)
+		w.count = 32;
 	sd_set_timeouts(self->c, 0);	/* no send timeout: it must block */
 	w.fd = self->c;
 	ASSERT_EQ(0, pthread_create(&w.thread, NULL, blocked_writer_thread, &w));
 	sd_sleep_ms(3000);
 	EXPECT_FALSE(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST))
-		TH_LOG("32 MiB went out with nobody reading (err %d)", w.err);
+		TH_LOG("%d KiB went out with nobody reading (err %d)", w.count * STARVE_LEN / 1024,
+		       w.err);
 	for (i = 0; i < w.count; i++) {
 		n = sd_stream_recv(self->s, buf, STARVE_LEN);
 		ASSERT_EQ(STARVE_LEN, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");
@@ -455,10 +500,13 @@ TEST_F_TIMEOUT(life, so_sndtimeo_when_peer_does_not_read, 120)
 	struct timeval tv = { 0, 500000 };
 	char *buf = malloc(STARVE_LEN);
 	long total = 0, t0 = 0;
-	int err = 0;
+	int err = 0, small = 16384;
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_SEQPACKET);
+	/* Small buffers: the queues fill after little data on a slow link. */
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
 	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
 	while (total < STARVE_CAP) {
 		ssize_t n;

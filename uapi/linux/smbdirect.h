@@ -24,6 +24,33 @@
  *                   fails the send with EMSGSIZE.
  *   SOCK_SEQPACKET  one sendmsg is one SMB-Direct message; one recvmsg
  *                   returns one message (MSG_TRUNC when the buffer is short).
+ *
+ * Message sizes. SMB-Direct has no empty messages: a zero-length
+ * SOCK_SEQPACKET send and a zero STREAM length prefix fail with EINVAL
+ * (nothing of them is taken). A message, or a STREAM prefix, above the
+ * peer's MaxFragmentedSize (max_fragmented_send_size in GET_PARAMS) fails
+ * with EMSGSIZE, equally without taking anything.
+ *
+ * Shutdown and close. SMB-Direct has no half-close on the wire. SHUT_RD
+ * and SHUT_WR act locally only (sends fail with EPIPE after SHUT_WR, recv
+ * returns 0 after SHUT_RD); the peer notices nothing until both directions
+ * are shut (SHUT_RDWR, or SHUT_RD and SHUT_WR in turn) or the socket is
+ * closed: then what was queued is sent (close() waits up to SO_LINGER, 10 s
+ * by default), the connection is disconnected, and the peer reads EOF.
+ *
+ * Errors. After the peer's orderly disconnect (its close or shutdown) recv
+ * returns 0 once the data that arrived is read, and send fails with EPIPE.
+ * Otherwise the connection's error is reported once in SO_ERROR (reading
+ * it clears it, as for TCP) and by the next call:
+ *   ENETDOWN      the RDMA device was removed (rdma link delete)
+ *   EPROTO        the peer broke the protocol
+ *   ETIMEDOUT     negotiation or keepalive timed out
+ *   ECONNREFUSED  the peer refused the connection or the negotiation
+ *   ECONNRESET    the connection failed at the transport level
+ *
+ * SO_KEEPALIVE is on by default; turning it off before connect() or
+ * listen() disables SMB-Direct keepalive (SMBDIRECT_OPT_KEEPALIVE_INTERVAL
+ * 0 does the same).
  */
 #ifndef _UAPI_LINUX_SMBDIRECT_H
 #define _UAPI_LINUX_SMBDIRECT_H
@@ -42,9 +69,16 @@
 
 /*
  * Socket options, level SOL_SMBDIRECT, value int. Local negotiation
- * parameters: set before connect() or listen() (EISCONN afterwards);
- * accepted sockets inherit the listener's. Defaults come from the module
- * parameters of the same names (those of ksmbd and cifs.ko).
+ * parameters: set before connect() or listen() (EISCONN once connecting,
+ * connected or listening; getsockopt stays allowed); accepted sockets
+ * inherit the listener's. Defaults come from the module parameters of the
+ * same names (those of ksmbd and cifs.ko). A value outside these ranges is
+ * EINVAL, an unknown option ENOPROTOOPT:
+ *   RECEIVE_CREDIT_MAX, SEND_CREDIT_TARGET   2 .. 1024
+ *   MAX_SEND_SIZE, MAX_RECEIVE_SIZE          128 .. 65536
+ *   MAX_FRAGMENTED_SIZE                      131072 .. 16 MiB
+ *   MAX_READ_WRITE_SIZE                      4096 .. 128 MiB
+ *   KEEPALIVE_INTERVAL                       0 .. 86400 seconds
  */
 #define SOL_SMBDIRECT 0x5344
 
@@ -69,12 +103,12 @@
  * Unknown flags are EINVAL.
  */
 
-/* The connection's negotiated parameters (connected sockets only). */
+/* The connection's negotiated parameters (connected sockets only: ENOTCONN). */
 struct smbdirect_params {
 	__u32 size;
 	__u32 version;			/* negotiated, 0x0100 */
 	__u32 max_send_size;		/* effective: min(ours, peer's receive) */
-	__u32 max_receive_size;
+	__u32 max_receive_size;		/* effective: min(ours, peer's send) */
 	__u32 max_fragmented_send_size;	/* the peer's limit */
 	__u32 max_fragmented_receive_size; /* ours */
 	__u32 max_read_write_size;

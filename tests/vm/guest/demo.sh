@@ -4,7 +4,7 @@
 set -u
 bin=$1
 out=$SD_OUT/demo.txt
-exec > >(tee "$out") 2>&1
+exec > "$out" 2>&1
 
 echo "kernel: $(uname -r)"
 echo "RDMA links:"

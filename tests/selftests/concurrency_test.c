@@ -272,7 +272,7 @@ static void *bulk_recv(void *arg)
  * send queue, receiver holding back credits) many times over with a
  * volume the debug kernel moves in seconds.
  */
-#define DUPLEX_COUNT 24
+#define DUPLEX_COUNT 8	/* 512 KiB each way: 16 times the socket buffers */
 #define DUPLEX_LEN 65536
 #define DUPLEX_BUF 16384	/* the kernel doubles it */
 

@@ -195,9 +195,11 @@ TEST_F_TIMEOUT(life, close_delivers_pending_data, 60)
  * or an error (no hang), its sends fail, and every message it did get was
  * intact.
  */
+#define KILL_LEN 100000	/* 75 PDUs of the default size */
+
 TEST_F_TIMEOUT(life, peer_killed_while_sending, 90)
 {
-	char *buf = malloc(300000);
+	char *buf = malloc(KILL_LEN);
 	long n, t0;
 	int i = 0;
 
@@ -207,27 +209,27 @@ TEST_F_TIMEOUT(life, peer_killed_while_sending, 90)
 	ASSERT_LE(0, self->child);
 	if (self->child == 0) {
 		for (i = 0;; i++) {
-			sd_fill(buf, 300000, i);
-			if (sd_stream_send(self->c, buf, 300000))
+			sd_fill(buf, KILL_LEN, i);
+			if (sd_stream_send(self->c, buf, KILL_LEN))
 				_exit(1);
 		}
 	}
 	close(self->c);
 	self->c = -1;
 	for (i = 0; i < 2; i++) {
-		n = sd_stream_recv(self->s, buf, 300000);
-		ASSERT_EQ(300000, n);
-		ASSERT_EQ(-1, sd_check(buf, 300000, i));
+		n = sd_stream_recv(self->s, buf, KILL_LEN);
+		ASSERT_EQ(KILL_LEN, n);
+		ASSERT_EQ(-1, sd_check(buf, KILL_LEN, i));
 	}
 	kill(self->child, SIGKILL);
 	waitpid(self->child, NULL, 0);
 	self->child = 0;
 	t0 = sd_now_ms();
 	for (;; i++) {
-		n = sd_stream_recv(self->s, buf, 300000);
-		if (n != 300000)
+		n = sd_stream_recv(self->s, buf, KILL_LEN);
+		if (n != KILL_LEN)
 			break;
-		EXPECT_EQ(-1, sd_check(buf, 300000, i)) TH_LOG("message %d", i);
+		EXPECT_EQ(-1, sd_check(buf, KILL_LEN, i)) TH_LOG("message %d", i);
 	}
 	TH_LOG("after %d messages: %s, %ld ms", i, n < 0 ? strerror(-n) : "short", sd_now_ms() - t0);
 	EXPECT_NE(-ETIMEDOUT, n);
@@ -240,7 +242,7 @@ TEST_F_TIMEOUT(life, peer_killed_while_sending, 90)
 
 TEST_F_TIMEOUT(life, peer_killed_while_receiving, 90)
 {
-	char *buf = malloc(300000);
+	char *buf = malloc(KILL_LEN);
 	int err = 0, i;
 	long t0;
 
@@ -250,7 +252,7 @@ TEST_F_TIMEOUT(life, peer_killed_while_receiving, 90)
 	ASSERT_LE(0, self->child);
 	if (self->child == 0) {
 		/* Reads one message, then just sits there. */
-		sd_stream_recv(self->c, buf, 300000);
+		sd_stream_recv(self->c, buf, KILL_LEN);
 		pause();
 		_exit(0);
 	}
@@ -264,7 +266,7 @@ TEST_F_TIMEOUT(life, peer_killed_while_receiving, 90)
 	/* With no reader left, sending must fail rather than block forever. */
 	t0 = sd_now_ms();
 	for (i = 0; i < 1000 && !err; i++)
-		err = sd_stream_send(self->s, buf, 300000);
+		err = sd_stream_send(self->s, buf, KILL_LEN);
 	TH_LOG("send failed after %d messages, %ld ms: %s", i, sd_now_ms() - t0, strerror(-err));
 	EXPECT_NE(0, err);
 	EXPECT_NE(-ETIMEDOUT, err);
@@ -355,6 +357,20 @@ TEST_F_TIMEOUT(life, fork_after_connect_child_uses_socket, 60)
  */
 #define STARVE_LEN 32768
 #define STARVE_CAP (64 << 20)
+#define STARVE_MORE 8		/* messages written after the reader resumes */
+
+/*
+ * Small socket buffers on the writer and the reader: back-pressure then
+ * sets in after little data, which the debug kernel moves slowly. What
+ * the reader's credits let through beyond its buffer still comes on top.
+ */
+static void sd_small_buffers(struct __test_metadata *_metadata, int writer, int reader)
+{
+	int small = 16384;	/* the kernel doubles it */
+
+	ASSERT_EQ(0, setsockopt(writer, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
+	ASSERT_EQ(0, setsockopt(reader, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+}
 
 TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 {
@@ -366,6 +382,7 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_STREAM);
+	sd_small_buffers(_metadata, self->c, self->s);
 	fcntl(self->c, F_SETFL, O_NONBLOCK);
 	/*
 	 * Write as an event loop would: on EAGAIN wait for POLLOUT. While
@@ -410,7 +427,7 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 		char *in = malloc(STARVE_LEN);
 		int i;
 
-		for (i = 0; i < sent + (off ? 1 : 0) + 16; i++) {
+		for (i = 0; i < sent + (off ? 1 : 0) + STARVE_MORE; i++) {
 			n = sd_stream_recv(self->s, in, STARVE_LEN);
 			if (n != STARVE_LEN || sd_check(in, STARVE_LEN, i) != -1)
 				_exit(10 + i % 100);
@@ -423,7 +440,7 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 	}
 	ev = sd_poll(self->c, POLLOUT, SD_STEP_MS);
 	EXPECT_TRUE(ev & POLLOUT) TH_LOG("no POLLOUT after the reader resumed");
-	for (got = sent; got < sent + 16; got++) {
+	for (got = sent; got < sent + STARVE_MORE; got++) {
 		sd_fill(buf, STARVE_LEN, got);
 		ASSERT_EQ(0, sd_stream_send(self->c, buf, STARVE_LEN));
 	}
@@ -470,6 +487,7 @@ TEST_F_TIMEOUT(life, credit_starvation_blocking, 180)
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_STREAM);
+	sd_small_buffers(_metadata, self->c, self->s);
 	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &snd, &len));
 	len = sizeof(int);
 	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &rcv, &len));
@@ -500,13 +518,11 @@ TEST_F_TIMEOUT(life, so_sndtimeo_when_peer_does_not_read, 120)
 	struct timeval tv = { 0, 500000 };
 	char *buf = malloc(STARVE_LEN);
 	long total = 0, t0 = 0;
-	int err = 0, small = 16384;
+	int err = 0;
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_SEQPACKET);
-	/* Small buffers: the queues fill after little data on a slow link. */
-	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
-	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+	sd_small_buffers(_metadata, self->c, self->s);
 	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
 	while (total < STARVE_CAP) {
 		ssize_t n;
@@ -523,6 +539,13 @@ TEST_F_TIMEOUT(life, so_sndtimeo_when_peer_does_not_read, 120)
 	EXPECT_LE(400, sd_now_ms() - t0);
 	EXPECT_GT(10000, sd_now_ms() - t0);
 	free(buf);
+	/*
+	 * The reader goes first: close() of the writer would wait (up to
+	 * 10 s, the default linger) for its queue to drain into a peer that
+	 * never reads.
+	 */
+	close(self->s);
+	self->s = -1;
 }
 
 static void on_alarm(int sig)

@@ -246,7 +246,7 @@ done:
  * and the large sizes are message_sizes_*'s): kept to a volume the debug
  * kernel under TCG echoes in seconds.
  */
-#define ECHO_COUNT 40
+#define ECHO_COUNT 24
 
 static void echo_many(struct __test_metadata *_metadata, int c, int s, int type)
 {

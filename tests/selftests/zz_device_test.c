@@ -163,10 +163,28 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 	EXPECT_NE(-EAGAIN, rx.ret);
 
 	for (i = 1; i < 5; i++) {
+		static char drain[65536];
+		long got, total = 0;
+		int k;
+
 		ev = sd_poll(self->fds[i], POLLIN | POLLOUT, 5000);
 		EXPECT_TRUE(ev & (POLLERR | POLLHUP)) TH_LOG("fd %d revents 0x%x", i, ev);
 		EXPECT_EQ(-1, send(self->fds[i], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT))
 			TH_LOG("fd %d", i);
+		/*
+		 * What had arrived intact before the device went may still be
+		 * read (as over TCP after a reset); then reads end, with the
+		 * error or EOF, and never with EAGAIN: nothing more can come.
+		 */
+		for (k = 0; k < 1000; k++) {
+			got = recv(self->fds[i], drain, sizeof(drain), MSG_DONTWAIT);
+			if (got <= 0)
+				break;
+			total += got;
+		}
+		EXPECT_GE(0, got) TH_LOG("fd %d: still reading after %ld bytes", i, total);
+		EXPECT_FALSE(got < 0 && errno == EAGAIN) TH_LOG("fd %d: EAGAIN after %ld bytes",
+								 i, total);
 		EXPECT_LE(recv(self->fds[i], &b, 1, MSG_DONTWAIT), 0) TH_LOG("fd %d", i);
 	}
 	for (i = 0; i < 5; i++) {

@@ -137,9 +137,12 @@ int main(int argc, char **argv)
 			io_all(fd, hdr, 4, 1);
 			io_all(fd, buf, size, 1);
 		}
-		hdr[0] = hdr[1] = hdr[2] = hdr[3] = 0xff;	/* end marker */
+		/* End marker: a 1-byte message (data messages are larger). */
+		hdr[0] = hdr[1] = hdr[2] = 0;
+		hdr[3] = 1;
 		io_all(fd, hdr, 4, 1);
-		io_all(fd, buf, 1, 0);				/* wait for the ack */
+		io_all(fd, buf, 1, 1);
+		io_all(fd, buf, 5, 0);				/* wait for the ack */
 	} else if (bw) {
 		double t0 = 0, bytes = 0;
 
@@ -147,20 +150,23 @@ int main(int argc, char **argv)
 			io_all(fd, hdr, 4, 0);
 			if (t0 == 0)
 				t0 = now();
-			if (hdr[0] == 0xff)
-				break;
 			size_t len = (size_t)hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3];
 
 			if (len > size)
 				die("message larger than expected");
 			io_all(fd, buf, len, 0);
+			if (len == 1)
+				break;
 			bytes += len + 4;
 		}
 		double secs = now() - t0;
 
 		printf("bw_MBps %.2f\n", bytes / secs / 1e6);
-		hdr[0] = 0;
-		io_all(fd, hdr, 1, 1);
+		/* The ack is a 1-byte message of its own. */
+		hdr[0] = hdr[1] = hdr[2] = 0;
+		hdr[3] = 1;
+		io_all(fd, hdr, 4, 1);
+		io_all(fd, buf, 1, 1);
 	} else {
 		double t0 = now();
 

@@ -123,6 +123,30 @@ struct smbdirect_params {
 
 #define SMBDIRECT_IOC_GET_PARAMS _IOWR(SMBDIRECT_IOC_MAGIC, 1, struct smbdirect_params)
 
+/*
+ * RDMA: the SMB3 READ/WRITE offload.
+ *
+ * A client registers its buffers (REGISTER) and sends the descriptors
+ * inside SMB2 READ/WRITE; the server moves the data with RDMA_WRITEV (into
+ * the client's buffers: SMB2 READ) or RDMA_READV (from them: SMB2 WRITE)
+ * and may answer with SEND_WITH_INVALIDATE of the client's token
+ * (SMBDIRECT_CMSG_SEND_INVALIDATE). The client then deregisters.
+ *
+ * All four ioctls need a connected socket: ENOTCONN before connect and on
+ * a listening socket; once the connection is over, its error (as for
+ * send) or EPIPE. Common errors: EFAULT for a bad pointer, EINVAL for an
+ * unknown flag, a size field smaller than the struct, or a malformed
+ * list, EMSGSIZE for a list that is too long or too large.
+ *
+ * Memory rules. The peer may touch exactly the registered bytes, only in
+ * the directions granted, and only until the registration is invalidated:
+ * by DEREGISTER, by the peer's SEND_WITH_INVALIDATE (if allowed), by
+ * close() (or exit, which closes), or when the connection ends. Pinned
+ * pages are counted in the process's locked memory (VmPin, checked against
+ * RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK) and unpinned by
+ * DEREGISTER or close().
+ */
+
 /* Buffer Descriptor V1 exactly as it travels inside SMB2: little-endian. */
 struct smbdirect_buffer_descriptor_v1 {
 	__le64 offset;
@@ -135,31 +159,88 @@ struct smbdirect_buffer_descriptor_v1 {
 #define SMBDIRECT_ACCESS_PEER_WRITE	0x2 /* peer RDMA-writes it (SMB2 READ) */
 #define SMBDIRECT_REG_REMOTE_INVALIDATE	0x4 /* peer may send-with-invalidate */
 
-/* Register user memory for the peer. */
+/* Limits of one call. */
+#define SMBDIRECT_IOV_MAX		1024	/* iovec segments */
+#define SMBDIRECT_DESC_MAX		1024	/* descriptors in RDMA_READV/WRITEV */
+#define SMBDIRECT_REG_MAX_BYTES		(256U << 20) /* bytes in one registration */
+
+/*
+ * Register user memory for the peer. flags: at least one SMBDIRECT_ACCESS_*
+ * bit, optionally SMBDIRECT_REG_REMOTE_INVALIDATE. The iovec segments
+ * (zero-length ones are skipped) are pinned and fast-registered; each
+ * memory region becomes one descriptor, in iovec order. A region ends
+ * where the device's page-list limit is reached or where two segments do
+ * not meet at a page boundary, so a registration may need several
+ * descriptors. desc_count gives the room at desc; if that is too little,
+ * the call fails with ENOSPC and sets desc_count to the number needed.
+ * On success desc_count is the number written and id names the
+ * registration for DEREGISTER. Errors beyond the common ones:
+ *   EINVAL     no access bit, or no bytes at all
+ *   EMSGSIZE   more than SMBDIRECT_IOV_MAX segments or
+ *              SMBDIRECT_REG_MAX_BYTES bytes
+ *   ENOSPC     desc_count too small (desc_count tells how many)
+ *   ENOBUFS    the socket already holds max_registrations (module
+ *              parameter, default 256) live registrations
+ *   ENOMEM     RLIMIT_MEMLOCK would be exceeded, or no memory
+ *   EFAULT     an unmapped range, or read-only memory asked for PEER_WRITE
+ * A peer's SEND_WITH_INVALIDATE of a token registered without
+ * SMBDIRECT_REG_REMOTE_INVALIDATE is a protocol error: the connection
+ * fails with EPROTO.
+ */
 struct smbdirect_register {
 	__u32 size;
 	__u32 flags;		/* in: SMBDIRECT_ACCESS_* | SMBDIRECT_REG_* */
 	__u64 iov;		/* in: const struct iovec * */
 	__u32 iov_count;	/* in */
-	__u32 desc_count;	/* in: room at desc; out: descriptors written */
+	__u32 desc_count;	/* in: room at desc; out: descriptors written/needed */
 	__u64 desc;		/* in: struct smbdirect_buffer_descriptor_v1 * */
-	__u64 id;		/* out: registration id */
+	__u64 id;		/* out: registration id, never 0 */
 };
 
 #define SMBDIRECT_IOC_REGISTER _IOWR(SMBDIRECT_IOC_MAGIC, 2, struct smbdirect_register)
 
+/*
+ * Invalidate (LOCAL_INV, waited for) and unpin a registration; ENOENT for
+ * an id this socket does not hold (never registered, already
+ * deregistered, or released when the RDMA device went away). state tells
+ * what had happened to it: SMBDIRECT_REG_STATE_REMOTE_INVALIDATED if the
+ * peer had already invalidated it with SEND_WITH_INVALIDATE (then there is
+ * no second invalidation).
+ */
 struct smbdirect_deregister {
 	__u32 size;
-	__u32 flags;		/* none defined */
-	__u64 id;
+	__u32 flags;		/* in: none defined */
+	__u64 id;		/* in */
+	__u32 state;		/* out: SMBDIRECT_REG_STATE_* */
+	__u32 reserved;
 };
 
-#define SMBDIRECT_IOC_DEREGISTER _IOW(SMBDIRECT_IOC_MAGIC, 3, struct smbdirect_deregister)
+#define SMBDIRECT_REG_STATE_REMOTE_INVALIDATED 0x1
+
+#define SMBDIRECT_IOC_DEREGISTER _IOWR(SMBDIRECT_IOC_MAGIC, 3, struct smbdirect_deregister)
 
 /*
  * RDMA between local memory and the peer's descriptors. READV: from the
  * peer's buffers into iov (SMB2 WRITE on a server); WRITEV: from iov into
- * the peer's buffers (SMB2 READ on a server). Returns bytes moved in bytes.
+ * the peer's buffers (SMB2 READ on a server). The descriptors are used in
+ * order, as one stream of bytes, as are the iovec segments (zero-length
+ * segments are skipped); min(local bytes, descriptor bytes) are moved and
+ * returned in bytes. Each RDMA operation stays within one descriptor and
+ * the negotiated max_read_write_size, and at most initiator_depth RDMA
+ * READs are outstanding (GET_PARAMS shows both). Blocks until done.
+ * Errors beyond the common ones:
+ *   EINVAL     no local bytes, a descriptor of length 0 or whose offset +
+ *              length overflows
+ *   EMSGSIZE   more than SMBDIRECT_IOV_MAX segments or SMBDIRECT_DESC_MAX
+ *              descriptors, or more than max_read_write_size bytes to move
+ *   EFAULT     an unmapped local range, or read-only memory for READV
+ *   EACCES     the peer refused the access (a dead token, a range outside
+ *              its registration, or a direction it did not grant)
+ *   ECONNRESET, ETIMEDOUT, EIO  the transfer failed at the transport level
+ *   EINTR      a signal arrived (restarted under SA_RESTART); operations
+ *              already posted are waited for before the call returns
+ * Any failure of an RDMA operation ends the connection (RC transport
+ * rules): later calls fail with the connection's error.
  */
 struct smbdirect_rdma {
 	__u32 size;
@@ -175,9 +256,15 @@ struct smbdirect_rdma {
 #define SMBDIRECT_IOC_RDMA_WRITEV _IOWR(SMBDIRECT_IOC_MAGIC, 5, struct smbdirect_rdma)
 
 /*
- * sendmsg control message, level SOL_SMBDIRECT, data __u32 token: send this
- * message with SEND_WITH_INVALIDATE of the peer's token (the server's answer
- * to SMB2_CHANNEL_RDMA_V1_INVALIDATE).
+ * sendmsg control message, level SOL_SMBDIRECT, data __u32 token (as in
+ * the descriptor, host order of the decoded __le32): the message goes out
+ * with SEND_WITH_INVALIDATE of the peer's token on its last PDU (the
+ * server's answer to SMB2_CHANNEL_RDMA_V1_INVALIDATE), so the peer sees
+ * the token invalidated by the time it reads the message. SOCK_SEQPACKET:
+ * the message of this sendmsg. SOCK_STREAM: the message this sendmsg
+ * continues if one is partly written (its prefix included), else the next
+ * one it starts. A second token for the same message, any other control
+ * message, or a length other than 4 is EINVAL.
  */
 #define SMBDIRECT_CMSG_SEND_INVALIDATE 1
 

@@ -35,7 +35,7 @@ static void sd_sk_destruct(struct sock *sk)
 {
 	struct sd_sock *sd = sd_sk(sk);
 
-	WARN_ON_ONCE(sd->cm_id || sd->pd);
+	WARN_ON_ONCE(sd->cm_id || sd->pd || !list_empty(&sd->regs));
 	sd_queues_free(sd, true);
 }
 
@@ -456,11 +456,13 @@ static int sd_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SMBDIRECT_IOC_GET_PARAMS:
 		return sd_ioctl_get_params(sd, (void __user *)arg);
 	case SMBDIRECT_IOC_REGISTER:
+		return sd_ioctl_register(sd, (void __user *)arg);
 	case SMBDIRECT_IOC_DEREGISTER:
+		return sd_ioctl_deregister(sd, (void __user *)arg);
 	case SMBDIRECT_IOC_RDMA_READV:
+		return sd_ioctl_rdma(sd, (void __user *)arg, true);
 	case SMBDIRECT_IOC_RDMA_WRITEV:
-		/* Issue 5: a per-socket registration table behind these. */
-		return -EOPNOTSUPP;
+		return sd_ioctl_rdma(sd, (void __user *)arg, false);
 	case SIOCINQ:
 		spin_lock_bh(&sd->lock);
 		n = sd->rx_queued;

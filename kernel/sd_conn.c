@@ -79,6 +79,8 @@ void sd_fail(struct sd_sock *sd, int err)
 	if (err)
 		sk_error_report(&sd->sk);
 	sd_wake(sd);
+	/* RDMA ioctls waiting for send-queue room give up. */
+	wake_up_all(&sd->rdma_wait);
 }
 
 /*
@@ -99,6 +101,7 @@ void sd_wc_error(struct sd_sock *sd)
 	if (sd->failed || sd->wc_failed)
 		return;
 	sd->wc_failed = true;
+	wake_up_all(&sd->rdma_wait);
 	if (!sd->dying)
 		queue_delayed_work(sd_wq, &sd->reset_work, SD_WC_ERROR_GRACE);
 	else
@@ -245,6 +248,10 @@ void sd_conn_setup(struct sd_sock *sd)
 	INIT_LIST_HEAD(&sd->child_node);
 	INIT_LIST_HEAD(&sd->pending);
 	INIT_LIST_HEAD(&sd->ready);
+	INIT_LIST_HEAD(&sd->regs);
+	init_waitqueue_head(&sd->rdma_wait);
+	mutex_init(&sd->rw_mutex);
+	atomic_set(&sd->res_users, 0);
 	INIT_DELAYED_WORK(&sd->timer_work, sd_timer_fn);
 	INIT_DELAYED_WORK(&sd->reset_work, sd_reset_fn);
 	INIT_WORK(&sd->disconnect_work, sd_disconnect_fn);

@@ -37,6 +37,14 @@ MODULE_PARM_DESC(max_read_write_size, "default bytes per RDMA read/write");
 static unsigned int keepalive_interval = 120;
 module_param(keepalive_interval, uint, 0444);
 MODULE_PARM_DESC(keepalive_interval, "default idle seconds before a keepalive probe (0 off)");
+static unsigned int max_registrations = 256;
+module_param(max_registrations, uint, 0444);
+MODULE_PARM_DESC(max_registrations, "live RDMA registrations per socket (1..65536)");
+
+unsigned int sd_max_registrations(void)
+{
+	return max_registrations;
+}
 
 int sd_opt_check(int optname, int val)
 {
@@ -152,6 +160,10 @@ int sd_params_init(void)
 	err = sd_opts_check(&o);
 	if (err)
 		pr_err("af_smbdirect: a default-parameter module option is out of range\n");
+	if (!err && (!max_registrations || max_registrations > SD_REG_LIVE_MAX)) {
+		pr_err("af_smbdirect: max_registrations must be 1..%u\n", SD_REG_LIVE_MAX);
+		err = -EINVAL;
+	}
 	return err;
 }
 

@@ -28,6 +28,9 @@ struct sd_opts {
 #define SD_OPT_READ_WRITE_MAX (128 * 1024 * 1024)
 #define SD_OPT_KEEPALIVE_MAX (24 * 3600)
 
+#define SD_REG_LIVE_MAX 65536	/* bound of the max_registrations parameter */
+unsigned int sd_max_registrations(void);
+
 /* 0 if val is valid for SMBDIRECT_OPT_* optname, -EINVAL or -ENOPROTOOPT. */
 int sd_opt_check(int optname, int val);
 /* Sets after sd_opt_check(); same errors. */

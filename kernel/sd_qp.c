@@ -14,8 +14,15 @@
 #include "uapi/linux/smbdirect.h"
 #include "sd_sock.h"
 
-/* RDMA read depth we ask for; issue 5 puts it to use. */
+/* RDMA read depth we ask for. */
 #define SD_RD_ATOM_MAX 8
+/* rdma_rw contexts of one RDMA_READV/WRITEV in flight, and their size. */
+#define SD_RW_DEPTH 16
+#define SD_RW_PAGES_MAX 256
+/* Send-queue room for REG_MR and LOCAL_INV of registrations. */
+#define SD_REG_WRS 16
+/* One sge per PDU; rdma_rw uses up to this many. */
+#define SD_SEND_SGE_MAX 32
 
 int sd_rx_post(struct sd_sock *sd, struct sd_rx_buf *rx)
 {
@@ -122,6 +129,40 @@ static int sd_rx_post_all(struct sd_sock *sd)
 	return 0;
 }
 
+/* Send-queue entries the QP may hold, rdma_rw's own room included. */
+static u32 sd_sq_size(struct sd_sock *sd)
+{
+	return sd->tx_count + 1 + SD_REG_WRS + sd->rw_depth * (sd->rw_wrs + 3);
+}
+
+/*
+ * Sizes RDMA_READV/WRITEV's share of the send queue: rw_depth contexts of
+ * rw_pages pages, each taking at most rw_wrs work requests (rdma_rw splits
+ * a context by the device's sge limits, or uses one MR: REG, RDMA, INV).
+ */
+static int sd_rw_size(struct sd_sock *sd, struct ib_device *dev)
+{
+	u32 sge = clamp_t(u32, dev->attrs.max_send_sge, 1, SD_SEND_SGE_MAX);
+	u32 sge_rd = clamp_t(u32, dev->attrs.max_sge_rd, 1, sge);
+	u32 fixed = sd->tx_count + 1 + SD_REG_WRS;
+	u32 qp_room, cq_room;
+
+	sd->rw_pages = clamp_t(u32, dev->attrs.max_fast_reg_page_list_len, 1,
+			       SD_RW_PAGES_MAX);
+	sd->rw_wrs = max_t(u32, DIV_ROUND_UP(sd->rw_pages, sge_rd), 3);
+	qp_room = (u32)dev->attrs.max_qp_wr > fixed ? dev->attrs.max_qp_wr - fixed : 0;
+	cq_room = (u32)dev->attrs.max_cqe > sd->rx_count + 1 + fixed ?
+		  dev->attrs.max_cqe - (sd->rx_count + 1 + fixed) : 0;
+	sd->rw_depth = min3(qp_room, cq_room, (u32)SD_RW_DEPTH * (sd->rw_wrs + 3)) /
+		       (sd->rw_wrs + 3);
+	if (!sd->rw_depth)
+		return -EINVAL;
+	spin_lock_bh(&sd->lock);
+	sd->reg_wr_free = SD_REG_WRS;
+	spin_unlock_bh(&sd->lock);
+	return 0;
+}
+
 static u32 sd_transport_kind(struct rdma_cm_id *id)
 {
 	if (rdma_protocol_iwarp(id->device, id->port_num))
@@ -160,6 +201,9 @@ int sd_qp_create(struct sd_sock *sd)
 		err = -EINVAL;
 		goto out;
 	}
+	err = sd_rw_size(sd, dev);
+	if (err)
+		goto out;
 	sd->transport = sd_transport_kind(id);
 	sd->initiator_depth = min_t(u32, dev->attrs.max_qp_init_rd_atom, SD_RD_ATOM_MAX);
 	sd->responder_resources = min_t(u32, dev->attrs.max_qp_rd_atom, SD_RD_ATOM_MAX);
@@ -170,7 +214,7 @@ int sd_qp_create(struct sd_sock *sd)
 		sd->pd = NULL;
 		goto out;
 	}
-	sd->cq = ib_alloc_cq(dev, sd, sd->rx_count + sd->tx_count + 2, 0,
+	sd->cq = ib_alloc_cq(dev, sd, sd->rx_count + 1 + sd_sq_size(sd), 0,
 			     IB_POLL_WORKQUEUE);
 	if (IS_ERR(sd->cq)) {
 		err = PTR_ERR(sd->cq);
@@ -183,10 +227,12 @@ int sd_qp_create(struct sd_sock *sd)
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	/* One more of each for ib_drain_qp(). */
-	attr.cap.max_send_wr = sd->tx_count + 1;
+	attr.cap.max_send_wr = sd->tx_count + 1 + SD_REG_WRS + sd->rw_depth * sd->rw_wrs;
 	attr.cap.max_recv_wr = sd->rx_count + 1;
-	attr.cap.max_send_sge = 1;
+	attr.cap.max_send_sge = clamp_t(u32, dev->attrs.max_send_sge, 1, SD_SEND_SGE_MAX);
 	attr.cap.max_recv_sge = 1;
+	/* rdma_rw adds its REG_MR/LOCAL_INV room and, on iWARP, an MR pool. */
+	attr.cap.max_rdma_ctxs = sd->rw_depth;
 	err = rdma_create_qp(id, sd->pd, &attr);
 	if (err)
 		goto out;
@@ -237,6 +283,7 @@ void sd_transport_teardown(struct sd_sock *sd)
 	spin_lock_bh(&sd->lock);
 	sd->dying = true;
 	spin_unlock_bh(&sd->lock);
+	wake_up_all(&sd->rdma_wait);
 	cancel_delayed_work_sync(&sd->timer_work);
 	cancel_delayed_work_sync(&sd->reset_work);
 	cancel_work_sync(&sd->disconnect_work);
@@ -251,6 +298,15 @@ void sd_transport_teardown(struct sd_sock *sd)
 		/* Flushes every posted WR through the completion handlers. */
 		if (sd->qp_used)
 			ib_drain_qp(sd->qp);
+	}
+	/*
+	 * An RDMA ioctl woken by those flushes finishes and drops its
+	 * reference; none can take one now that dying is set.
+	 */
+	wait_event(sd->rdma_wait, !atomic_read(&sd->res_users));
+	if (sd->pd)
+		sd_mr_release_all(sd);
+	if (sd->qp) {
 		rdma_destroy_qp(id);
 		sd->qp = NULL;
 	}

@@ -30,6 +30,8 @@ struct sd_msg *sd_msg_alloc(u32 len, gfp_t gfp)
 	m->len = len;
 	m->filled = 0;
 	m->done = 0;
+	m->inv = false;
+	m->inv_token = 0;
 	INIT_LIST_HEAD(&m->node);
 	return m;
 }
@@ -134,6 +136,9 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(cq->device, rx->dma, sd->opts.max_receive_size,
 				   DMA_FROM_DEVICE);
 	spin_lock_bh(&sd->lock);
+	/* Before the core sees the PDU: its reader finds the token marked. */
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		sd_mr_remote_invalidated(sd, wc->ex.invalidate_rkey);
 	if (sd->failed || !sd->core_ready) {
 		spin_unlock_bh(&sd->lock);
 		return;

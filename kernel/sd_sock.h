@@ -7,9 +7,11 @@
  *   lock_sock(sk)     syscalls, transport teardown. Never taken by rdma_cm
  *                     handlers, completions or works that teardown waits for.
  *   sd_list_mutex     the global list the ib_client walks on device removal.
- *   sd->lock          the core, the rx/tx queues and the buffer pools; taken
- *                     (with BHs off) from completions, rdma_cm handlers and
- *                     works. The core is only ever called under it.
+ *   sd->lock          the core, the rx/tx queues, the buffer pools, the
+ *                     registration list and the RDMA send-queue budget;
+ *                     taken (with BHs off) from completions, rdma_cm
+ *                     handlers and works. The core is only ever called
+ *                     under it.
  *   sd_accept_lock    every listener's child lists and child->parent.
  */
 #ifndef AF_SMBDIRECT_SOCK_H
@@ -64,8 +66,12 @@ struct sd_msg {
 	u32 len;
 	u32 filled;	/* tx: bytes copied from the user so far */
 	u32 done;	/* tx: bytes handed to PDUs; rx: bytes read (stream) */
+	bool inv;	/* tx: last PDU goes with SEND_WITH_INVALIDATE of inv_token */
+	u32 inv_token;
 	u8 *data;
 };
+
+struct sd_reg;
 
 struct sd_sock {
 	struct sock sk;		/* first: sk_alloc() allocates struct sd_sock */
@@ -122,6 +128,25 @@ struct sd_sock {
 	u32 tx_fill_len;		/* STREAM: length parsed, not yet allocated */
 	u32 tx_want;			/* bytes the last sd_tx_wait() waited room for */
 	struct sd_core_stream_parser tx_parser;
+
+	/*
+	 * RDMA (sd_mr.c, sd_rw.c). An ioctl holds a user reference (sd_res_get)
+	 * instead of lock_sock() while it waits for completions; teardown
+	 * waits for the references after draining the QP, so the QP, PD and
+	 * MRs outlive every ioctl that uses them.
+	 */
+	atomic_t res_users;
+	wait_queue_head_t rdma_wait;	/* completions, budgets, res_users */
+	u32 reg_wr_free;	/* send-queue room for REG_MR/LOCAL_INV; sd->lock */
+	struct mutex rw_mutex;	/* one RDMA_READV/WRITEV at a time */
+	u32 rw_depth;		/* rdma_rw contexts in flight */
+	u32 rw_pages;		/* pages per context */
+	u32 rw_wrs;		/* send-queue WRs one context may take */
+	struct list_head regs;	/* struct sd_reg, under sd->lock */
+	unsigned int nr_regs;	/* live and being registered */
+	u64 next_reg_id;
+	bool tx_inv_pending;	/* STREAM: token for the next message */
+	u32 tx_inv_token;
 
 	struct delayed_work timer_work;
 	struct delayed_work reset_work;	/* sd_wc_error()'s verdict */
@@ -191,6 +216,24 @@ void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 void sd_tx_flush(struct sd_sock *sd);
 void sd_tx_reap(struct sd_sock *sd);
 bool sd_tx_drained(struct sd_sock *sd);
+
+/* sd_mr.c */
+int sd_ioctl_register(struct sd_sock *sd, void __user *arg);
+int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg);
+void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey);
+void sd_mr_release_all(struct sd_sock *sd);
+int sd_res_get(struct sd_sock *sd, bool connected);
+void sd_res_put(struct sd_sock *sd);
+int sd_wc_errno(enum ib_wc_status status);
+int sd_conn_errno(struct sd_sock *sd);
+bool sd_qp_unusable(struct sd_sock *sd);
+struct sd_iov_cursor;
+int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
+		  unsigned int gup, struct page **pagev, unsigned long *pinned,
+		  struct scatterlist *sgl, u32 *nents);
+
+/* sd_rw.c */
+int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read);
 
 /* sd_device.c */
 int sd_device_init(void);

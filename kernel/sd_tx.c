@@ -13,9 +13,11 @@
 #include <linux/uio.h>
 #include <net/sock.h>
 
+#include "uapi/linux/smbdirect.h"
 #include "sd_sock.h"
 
-static int sd_tx_post(struct sd_sock *sd, struct sd_tx_buf *tx, u32 len)
+static int sd_tx_post(struct sd_sock *sd, struct sd_tx_buf *tx, u32 len,
+		      const struct sd_msg *inv)
 {
 	struct ib_send_wr wr = {};
 	struct ib_sge sge;
@@ -29,6 +31,10 @@ static int sd_tx_post(struct sd_sock *sd, struct sd_tx_buf *tx, u32 len)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IB_WR_SEND;
+	if (inv) {
+		wr.opcode = IB_WR_SEND_WITH_INV;
+		wr.ex.invalidate_rkey = inv->inv_token;
+	}
 	wr.send_flags = IB_SEND_SIGNALED;
 	return ib_post_send(sd->qp, &wr, NULL);
 }
@@ -51,6 +57,7 @@ static int sd_tx_start(struct sd_sock *sd)
 /* Produces and posts every PDU the core allows now; under sd->lock. */
 void sd_tx_flush(struct sd_sock *sd)
 {
+	const struct sd_msg *inv;
 	struct sd_core_pdu pdu;
 	struct sd_tx_buf *tx;
 	struct sd_msg *m;
@@ -75,6 +82,7 @@ void sd_tx_flush(struct sd_sock *sd)
 			sd_fail(sd, -EPROTO);
 			return;
 		}
+		inv = NULL;
 		if (pdu.kind == SD_CORE_PDU_DATA) {
 			if (!m || pdu.message_offset != m->done ||
 			    pdu.payload_length > avail ||
@@ -86,6 +94,8 @@ void sd_tx_flush(struct sd_sock *sd)
 			memcpy(tx->data + pdu.payload_offset, m->data + m->done,
 			       pdu.payload_length);
 			m->done += pdu.payload_length;
+			if (pdu.message_last && m->inv)
+				inv = m;
 			if (pdu.message_last) {
 				list_move_tail(&m->node, &sd->tx_done);
 				sd->tx_queued -= m->len;
@@ -95,7 +105,8 @@ void sd_tx_flush(struct sd_sock *sd)
 			}
 		}
 		list_del_init(&tx->node);
-		if (sd_tx_post(sd, tx, pdu.length)) {
+		/* inv stays valid: tx_done is freed only by sd_tx_reap(). */
+		if (sd_tx_post(sd, tx, pdu.length, inv)) {
 			list_add(&tx->node, &sd->tx_free);
 			sd_fail(sd, -EIO);
 			return;
@@ -214,7 +225,7 @@ static void sd_tx_queue(struct sd_sock *sd, struct sd_msg *m)
 }
 
 static int sd_send_seqpacket(struct sd_sock *sd, struct msghdr *msg, size_t len,
-			     long *timeo)
+			     long *timeo, const u32 *inv)
 {
 	struct sd_msg *m;
 	int err;
@@ -234,6 +245,10 @@ static int sd_send_seqpacket(struct sd_sock *sd, struct msghdr *msg, size_t len,
 		return -EFAULT;
 	}
 	m->filled = len;
+	if (inv) {
+		m->inv = true;
+		m->inv_token = *inv;
+	}
 	sd_tx_queue(sd, m);
 	return len;
 }
@@ -292,6 +307,11 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 			}
 			sd->tx_fill = m;
 			sd->tx_fill_len = 0;
+			if (sd->tx_inv_pending) {
+				m->inv = true;
+				m->inv_token = sd->tx_inv_token;
+				sd->tx_inv_pending = false;
+			}
 			/* Queued while empty: PDUs leave as the bytes come in. */
 			sd_tx_queue(sd, m);
 		}
@@ -320,18 +340,69 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 	return sent ? sent : err;
 }
 
+/*
+ * The one control message: SMBDIRECT_CMSG_SEND_INVALIDATE. Returns 1 with
+ * *token set, 0 without one, -EINVAL for anything else.
+ */
+static int sd_send_cmsg(struct msghdr *msg, u32 *token)
+{
+	struct cmsghdr *cmsg;
+	int found = 0;
+
+	for_each_cmsghdr(cmsg, msg) {
+		if (!CMSG_OK(msg, cmsg) || cmsg->cmsg_level != SOL_SMBDIRECT ||
+		    cmsg->cmsg_type != SMBDIRECT_CMSG_SEND_INVALIDATE ||
+		    cmsg->cmsg_len != CMSG_LEN(sizeof(u32)) || found)
+			return -EINVAL;
+		memcpy(token, CMSG_DATA(cmsg), sizeof(u32));
+		found = 1;
+	}
+	return found;
+}
+
+/*
+ * STREAM: the token goes with the message partly written (its prefix
+ * included), else with the next one this call starts. Under lock_sock().
+ */
+static int sd_stream_set_inv(struct sd_sock *sd, u32 token)
+{
+	struct sd_msg *m = sd->tx_fill;
+	int err = 0;
+
+	if (sd->tx_inv_pending)
+		return -EINVAL;
+	if (!m) {
+		sd->tx_inv_pending = true;
+		sd->tx_inv_token = token;
+		return 0;
+	}
+	/* The flush path reads m->inv; tx_fill means the last PDU is not out. */
+	spin_lock_bh(&sd->lock);
+	if (m->inv) {
+		err = -EINVAL;
+	} else {
+		m->inv = true;
+		m->inv_token = token;
+	}
+	spin_unlock_bh(&sd->lock);
+	return err;
+}
+
 int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = sock->sk;
 	struct sd_sock *sd = sd_sk(sk);
+	u32 token;
 	long timeo;
-	int err;
+	int err, inv = 0;
 
 	if (msg->msg_flags & MSG_OOB)
 		return -EOPNOTSUPP;
-	/* SMBDIRECT_CMSG_SEND_INVALIDATE arrives with issue 5. */
-	if (msg->msg_controllen)
-		return -EOPNOTSUPP;
+	if (msg->msg_controllen) {
+		inv = sd_send_cmsg(msg, &token);
+		if (inv < 0)
+			return inv;
+	}
 	lock_sock(sk);
 	if (sd->state != SD_CONNECTED) {
 		err = sd->state == SD_CLOSED ? -EPIPE : -ENOTCONN;
@@ -344,10 +415,18 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out;
 	}
 	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
-	if (sd->type == SOCK_SEQPACKET)
-		err = sd_send_seqpacket(sd, msg, len, &timeo);
-	else
-		err = sd_send_stream(sd, msg, len, &timeo);
+	if (sd->type == SOCK_SEQPACKET) {
+		err = sd_send_seqpacket(sd, msg, len, &timeo, inv ? &token : NULL);
+	} else {
+		bool was_pending = sd->tx_inv_pending;
+
+		err = inv ? sd_stream_set_inv(sd, token) : 0;
+		if (!err)
+			err = sd_send_stream(sd, msg, len, &timeo);
+		/* A call that took nothing leaves no token behind. */
+		if (err < 0 && inv && !was_pending)
+			sd->tx_inv_pending = false;
+	}
 out:
 	release_sock(sk);
 	sd_tx_reap(sd);

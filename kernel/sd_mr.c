@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Registrations: user memory the peer may RDMA-read or -write, described
+ * by Buffer Descriptors V1. A registration pins the pages of an iovec
+ * list (FOLL_LONGTERM, charged to the owner's pinned_vm against
+ * RLIMIT_MEMLOCK), cuts them into regions one MR's page list can map
+ * (sd_layout.c), and fast-registers each region with IB_WR_REG_MR and
+ * exactly the access asked for. The peer can use a token only until
+ * DEREGISTER's LOCAL_INV completes, the peer invalidates it itself
+ * (SEND_WITH_INVALIDATE, seen on the receive completion), or teardown
+ * deregisters every MR before the PD goes.
+ *
+ * Also here: the user references that keep the transport alive while an
+ * ioctl waits without lock_sock(), and the errno of a work completion.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/mm.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <rdma/ib_verbs.h>
+
+#include "uapi/linux/smbdirect.h"
+#include "sd_layout.h"
+#include "sd_sock.h"
+
+/* Pages one MR maps: the device's page-list limit, at most this. */
+#define SD_MR_PAGES_MAX 2048
+
+struct sd_mr {
+	struct ib_cqe cqe;
+	struct sd_reg *reg;
+	struct ib_mr *mr;
+	struct scatterlist *sgl;
+	u32 nents;		/* entries in sgl, one per page */
+	int dma_nents;		/* 0 while not DMA-mapped */
+	bool pending;		/* REG_MR or LOCAL_INV in flight; sd->lock */
+	bool posted;		/* a work request was posted for it */
+	bool valid;		/* registered and not invalidated by us */
+	bool remote_inv;	/* the peer invalidated it; sd->lock */
+	int status;		/* of the last work request; sd->lock */
+};
+
+struct sd_reg {
+	struct list_head node;	/* sd->regs, under sd->lock */
+	struct sd_sock *sd;
+	u64 id;
+	u32 flags;
+	struct mm_struct *mm;	/* whose pinned_vm carries the pages */
+	unsigned long charged;	/* pages added to mm->pinned_vm */
+	struct page **pages;
+	unsigned long nr_pages;	/* pinned so far */
+	u32 nr_mrs;
+	struct sd_mr mrs[];
+};
+
+int sd_wc_errno(enum ib_wc_status status)
+{
+	switch (status) {
+	case IB_WC_SUCCESS:
+		return 0;
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_LOC_PROT_ERR:
+	case IB_WC_REM_INV_REQ_ERR:
+		return -EACCES;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
+	case IB_WC_WR_FLUSH_ERR:
+		return -ECONNRESET;
+	default:
+		return -EIO;
+	}
+}
+
+/* What an RDMA ioctl reports once the connection cannot carry it. */
+int sd_conn_errno(struct sd_sock *sd)
+{
+	int err = READ_ONCE(sd->sk.sk_err);
+
+	if (err)
+		return -err;
+	return sd->state == SD_CLOSED ? -EPIPE : -ECONNRESET;
+}
+
+/* Nothing more may be posted: under sd->lock. */
+bool sd_qp_unusable(struct sd_sock *sd)
+{
+	return sd->dying || sd->failed || sd->wc_failed || !sd->qp;
+}
+
+/*
+ * Takes a user reference. connected: the ioctl moves data (a connected
+ * socket only); otherwise it only needs the transport to still exist.
+ */
+int sd_res_get(struct sd_sock *sd, bool connected)
+{
+	struct sock *sk = &sd->sk;
+	int err = 0;
+
+	lock_sock(sk);
+	if (sd->state == SD_UNCONNECTED || sd->state == SD_LISTENING ||
+	    sd->state == SD_CONNECTING) {
+		err = -ENOTCONN;
+	} else if (connected && sd->state != SD_CONNECTED) {
+		err = sock_error(sk);
+		if (!err)
+			err = -EPIPE;
+	}
+	if (!err) {
+		spin_lock_bh(&sd->lock);
+		if (sd->dying || !sd->pd)
+			err = connected ? sd_conn_errno(sd) : -ENOENT;
+		else if (connected && sd_qp_unusable(sd))
+			err = sd_conn_errno(sd);
+		else
+			atomic_inc(&sd->res_users);
+		spin_unlock_bh(&sd->lock);
+	}
+	release_sock(sk);
+	return err;
+}
+
+void sd_res_put(struct sd_sock *sd)
+{
+	if (atomic_dec_and_test(&sd->res_users))
+		wake_up_all(&sd->rdma_wait);
+}
+
+static void sd_mr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sd_mr *m = container_of(wc->wr_cqe, struct sd_mr, cqe);
+	struct sd_sock *sd = m->reg->sd;
+
+	spin_lock_bh(&sd->lock);
+	m->status = sd_wc_errno(wc->status);
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		sd_wc_error(sd);
+	m->pending = false;
+	sd->reg_wr_free++;
+	spin_unlock_bh(&sd->lock);
+	wake_up_all(&sd->rdma_wait);
+}
+
+static bool sd_reg_wr_try(struct sd_sock *sd, int *err)
+{
+	bool done = true;
+
+	spin_lock_bh(&sd->lock);
+	if (sd_qp_unusable(sd))
+		*err = sd_conn_errno(sd);
+	else if (sd->reg_wr_free)
+		*err = 0;
+	else
+		done = false;
+	spin_unlock_bh(&sd->lock);
+	return done;
+}
+
+/* Posts one signaled REG_MR or LOCAL_INV for m, within the budget. */
+static int sd_mr_post(struct sd_sock *sd, struct sd_mr *m, struct ib_send_wr *wr)
+{
+	int err;
+
+	/* Earlier work requests complete on their own: this wait ends. */
+	wait_event(sd->rdma_wait, sd_reg_wr_try(sd, &err));
+	if (err)
+		return err;
+	m->cqe.done = sd_mr_done;
+	wr->wr_cqe = &m->cqe;
+	wr->send_flags = IB_SEND_SIGNALED;
+	spin_lock_bh(&sd->lock);
+	if (sd_qp_unusable(sd)) {
+		err = sd_conn_errno(sd);
+	} else if (!sd->reg_wr_free) {
+		err = -EAGAIN;	/* another registration took it: retry */
+	} else {
+		err = ib_post_send(sd->qp, wr, NULL);
+		if (!err) {
+			sd->reg_wr_free--;
+			m->pending = true;
+			m->posted = true;
+		}
+	}
+	spin_unlock_bh(&sd->lock);
+	if (err == -EAGAIN)
+		return sd_mr_post(sd, m, wr);
+	return err;
+}
+
+static bool sd_reg_idle(struct sd_sock *sd, struct sd_reg *reg)
+{
+	bool idle = true;
+	u32 i;
+
+	spin_lock_bh(&sd->lock);
+	for (i = 0; i < reg->nr_mrs; i++)
+		idle &= !reg->mrs[i].pending;
+	spin_unlock_bh(&sd->lock);
+	return idle;
+}
+
+static enum dma_data_direction sd_reg_dir(u32 flags)
+{
+	switch (flags & (SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE)) {
+	case SMBDIRECT_ACCESS_PEER_READ:
+		return DMA_TO_DEVICE;
+	case SMBDIRECT_ACCESS_PEER_WRITE:
+		return DMA_FROM_DEVICE;
+	}
+	return DMA_BIDIRECTIONAL;
+}
+
+/*
+ * LOCAL_INV of every MR the peer can still use, waited for. On a
+ * connection that takes no more work requests the QP is (or soon is) in
+ * the error state and accepts nothing: deregistering the MR suffices.
+ */
+static void sd_reg_invalidate(struct sd_sock *sd, struct sd_reg *reg)
+{
+	struct ib_send_wr wr;
+	struct sd_mr *m;
+	u32 i;
+
+	for (i = 0; i < reg->nr_mrs; i++) {
+		m = &reg->mrs[i];
+		if (!m->valid || m->remote_inv)
+			continue;
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = IB_WR_LOCAL_INV;
+		wr.ex.invalidate_rkey = m->mr->rkey;
+		if (sd_mr_post(sd, m, &wr))
+			break;
+	}
+	wait_event(sd->rdma_wait, sd_reg_idle(sd, reg));
+}
+
+/*
+ * Frees a registration that is on no list, with or without invalidating
+ * first; every work request of it has completed. The transport (PD) is
+ * alive: a user reference or teardown before the PD goes.
+ */
+static void sd_reg_destroy(struct sd_sock *sd, struct sd_reg *reg, bool invalidate)
+{
+	struct ib_device *dev = sd->pd->device;
+	enum dma_data_direction dir = sd_reg_dir(reg->flags);
+	struct sd_mr *m;
+	u32 i;
+
+	if (invalidate)
+		sd_reg_invalidate(sd, reg);
+	for (i = 0; i < reg->nr_mrs; i++) {
+		m = &reg->mrs[i];
+		if (m->mr)
+			ib_dereg_mr(m->mr);
+		if (m->dma_nents)
+			ib_dma_unmap_sg(dev, m->sgl, m->nents, dir);
+		kvfree(m->sgl);
+	}
+	if (reg->nr_pages)
+		unpin_user_pages_dirty_lock(reg->pages, reg->nr_pages,
+					    reg->flags & SMBDIRECT_ACCESS_PEER_WRITE);
+	if (reg->mm) {
+		atomic64_sub(reg->charged, &reg->mm->pinned_vm);
+		mmdrop(reg->mm);
+	}
+	kvfree(reg->pages);
+	kvfree(reg);
+	spin_lock_bh(&sd->lock);
+	sd->nr_regs--;
+	spin_unlock_bh(&sd->lock);
+}
+
+/* Charges pages to the caller's pinned_vm, as ib_umem does. */
+static int sd_reg_charge(struct sd_reg *reg, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s64 pinned;
+
+	if (!current->mm)
+		return -EFAULT;
+	reg->mm = current->mm;
+	mmgrab(reg->mm);
+	pinned = atomic64_add_return(pages, &reg->mm->pinned_vm);
+	reg->charged = pages;
+	if (pinned > limit && !capable(CAP_IPC_LOCK))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Pins the next bytes at the cursor (pages pages, as sd_iov_next_region()
+ * counted them) into pagev[*pinned...] and describes them in sgl, one
+ * entry per page. On an error, what was pinned is counted in *pinned for
+ * the caller to unpin.
+ */
+int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
+		  unsigned int gup, struct page **pagev, unsigned long *pinned,
+		  struct scatterlist *sgl, u32 *nents)
+{
+	struct scatterlist *sg = sgl;
+	unsigned long addr, start, i, n;
+	u32 used = 0;
+	u64 len, chunk;
+	long got;
+
+	sg_init_table(sgl, pages);
+	while (bytes) {
+		len = sd_iov_next_piece(c, bytes, &addr);
+		if (WARN_ON_ONCE(!len))
+			return -EINVAL;
+		bytes -= len;
+		n = DIV_ROUND_UP(offset_in_page(addr) + len, PAGE_SIZE);
+		if (WARN_ON_ONCE(used + n > pages))
+			return -EINVAL;
+		i = *pinned;
+		start = addr & PAGE_MASK;
+		while (n) {
+			got = pin_user_pages_fast(start, n, gup, pagev + *pinned);
+			if (got <= 0)
+				return got ? got : -EFAULT;
+			*pinned += got;
+			start += got * PAGE_SIZE;
+			n -= got;
+		}
+		for (; i < *pinned; i++) {
+			chunk = min_t(u64, len, PAGE_SIZE - offset_in_page(addr));
+			sg_set_page(sg, pagev[i], chunk, offset_in_page(addr));
+			addr += chunk;
+			len -= chunk;
+			if (++used < pages)
+				sg = sg_next(sg);
+		}
+	}
+	if (WARN_ON_ONCE(!used))
+		return -EINVAL;
+	sg_mark_end(&sgl[used - 1]);
+	*nents = used;
+	return 0;
+}
+
+/*
+ * Pins one region's pages and builds its page-per-entry scatterlist, then
+ * maps it and an MR over it. The cursor is at the region's start.
+ */
+static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
+		       struct sd_iov_cursor *c, u64 bytes, u32 pages,
+		       unsigned int gup)
+{
+	struct ib_device *dev = sd->pd->device;
+	u32 iova_hi;
+	int err, n;
+
+	m->reg = reg;
+	m->sgl = kvmalloc_array(pages, sizeof(*m->sgl), GFP_KERNEL);
+	if (!m->sgl)
+		return -ENOMEM;
+	err = sd_pin_region(c, bytes, pages, gup, reg->pages, &reg->nr_pages,
+			    m->sgl, &m->nents);
+	if (err)
+		return err;
+	n = ib_dma_map_sg(dev, m->sgl, m->nents, sd_reg_dir(reg->flags));
+	if (n <= 0)
+		return -ENOMEM;
+	m->dma_nents = n;
+	m->mr = ib_alloc_mr(sd->pd, IB_MR_TYPE_MEM_REG, pages);
+	if (IS_ERR(m->mr)) {
+		err = PTR_ERR(m->mr);
+		m->mr = NULL;
+		return err;
+	}
+	if (ib_map_mr_sg(m->mr, m->sgl, n, NULL, PAGE_SIZE) != n)
+		return -EINVAL;
+	/*
+	 * The peer learns the descriptor's offset: keep only the page offset
+	 * of the DMA address (kernel virtual on software devices) and put a
+	 * random number above it. Drivers address an MR relative to its iova.
+	 */
+	iova_hi = get_random_u32() & 0x7fffffff;
+	m->mr->iova = ((u64)iova_hi << 32) | offset_in_page(m->mr->iova);
+	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
+	return 0;
+}
+
+static int sd_mr_register(struct sd_sock *sd, struct sd_mr *m, u32 flags)
+{
+	struct ib_reg_wr wr = {};
+	int access = 0;
+
+	if (flags & SMBDIRECT_ACCESS_PEER_READ)
+		access |= IB_ACCESS_REMOTE_READ;
+	if (flags & SMBDIRECT_ACCESS_PEER_WRITE)
+		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = m->mr;
+	wr.key = m->mr->rkey;
+	wr.access = access;
+	return sd_mr_post(sd, m, &wr.wr);
+}
+
+/* Limits of one MR on this device. */
+static void sd_mr_limits(struct sd_sock *sd, u32 *pages, u64 *bytes)
+{
+	const struct ib_device_attr *a = &sd->pd->device->attrs;
+
+	*pages = clamp_t(u32, a->max_fast_reg_page_list_len, 1, SD_MR_PAGES_MAX);
+	*bytes = min_t(u64, a->max_mr_size, U32_MAX);
+	if (*bytes < PAGE_SIZE)
+		*bytes = PAGE_SIZE;
+}
+
+static int sd_reg_setup(struct sd_sock *sd, struct sd_reg *reg,
+			const struct iovec *iov, u32 nr_iov, u32 mr_pages,
+			u64 mr_bytes)
+{
+	unsigned int gup = FOLL_LONGTERM;
+	struct sd_iov_cursor c, start;
+	unsigned long total_pages = 0;
+	u32 i, pages;
+	u64 bytes;
+	int err;
+
+	if (reg->flags & SMBDIRECT_ACCESS_PEER_WRITE)
+		gup |= FOLL_WRITE;
+	sd_iov_cursor_init(&c, iov, nr_iov);
+	for (i = 0; i < reg->nr_mrs; i++) {
+		if (!sd_iov_next_region(&c, mr_pages, mr_bytes, &pages))
+			return -EINVAL;
+		total_pages += pages;
+	}
+	err = sd_reg_charge(reg, total_pages);
+	if (err)
+		return err;
+	reg->pages = kvmalloc_array(total_pages, sizeof(*reg->pages), GFP_KERNEL);
+	if (!reg->pages)
+		return -ENOMEM;
+	sd_iov_cursor_init(&c, iov, nr_iov);
+	for (i = 0; i < reg->nr_mrs; i++) {
+		start = c;
+		bytes = sd_iov_next_region(&c, mr_pages, mr_bytes, &pages);
+		err = sd_mr_build(sd, reg, &reg->mrs[i], &start, bytes, pages, gup);
+		if (err)
+			return err;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	for (i = 0; i < reg->nr_mrs; i++) {
+		err = sd_mr_register(sd, &reg->mrs[i], reg->flags);
+		if (err)
+			break;
+	}
+	wait_event(sd->rdma_wait, sd_reg_idle(sd, reg));
+	spin_lock_bh(&sd->lock);
+	for (i = 0; i < reg->nr_mrs; i++) {
+		/* Only an MR whose REG_MR completed needs a LOCAL_INV. */
+		if (!reg->mrs[i].status && reg->mrs[i].posted)
+			reg->mrs[i].valid = true;
+		else if (!err)
+			err = reg->mrs[i].status ? reg->mrs[i].status : -EIO;
+	}
+	spin_unlock_bh(&sd->lock);
+	return err;
+}
+
+#define SD_REG_FLAGS (SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE | \
+		      SMBDIRECT_REG_REMOTE_INVALIDATE)
+
+/* Takes a slot of the socket's max_registrations. */
+static int sd_reg_slot(struct sd_sock *sd)
+{
+	int err = 0;
+
+	spin_lock_bh(&sd->lock);
+	if (sd->nr_regs >= sd_max_registrations())
+		err = -ENOBUFS;
+	else
+		sd->nr_regs++;
+	spin_unlock_bh(&sd->lock);
+	return err;
+}
+
+int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
+{
+	struct smbdirect_register __user *ur = arg;
+	struct smbdirect_buffer_descriptor_v1 *desc = NULL;
+	struct smbdirect_register r;
+	struct iovec *iov = NULL;
+	struct sd_reg *reg = NULL;
+	struct sd_iov_cursor c;
+	u32 size, nr_mrs = 0, mr_pages, pages, i;
+	u64 total, mr_bytes;
+	int err;
+
+	if (get_user(size, &ur->size))
+		return -EFAULT;
+	if (size < sizeof(r))
+		return -EINVAL;
+	if (copy_from_user(&r, ur, sizeof(r)))
+		return -EFAULT;
+	if ((r.flags & ~SD_REG_FLAGS) ||
+	    !(r.flags & (SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE)) ||
+	    !r.iov_count)
+		return -EINVAL;
+	if (r.iov_count > SMBDIRECT_IOV_MAX)
+		return -EMSGSIZE;
+	iov = vmemdup_array_user(u64_to_user_ptr(r.iov), r.iov_count, sizeof(*iov));
+	if (IS_ERR(iov))
+		return PTR_ERR(iov);
+	err = sd_iov_total(iov, r.iov_count, SMBDIRECT_REG_MAX_BYTES, &total);
+	if (!err && !total)
+		err = -EINVAL;
+	if (err)
+		goto out_iov;
+
+	err = sd_res_get(sd, true);
+	if (err)
+		goto out_iov;
+	sd_mr_limits(sd, &mr_pages, &mr_bytes);
+	sd_iov_cursor_init(&c, iov, r.iov_count);
+	while (sd_iov_next_region(&c, mr_pages, mr_bytes, &pages))
+		nr_mrs++;
+	if (nr_mrs > r.desc_count) {
+		err = put_user(nr_mrs, &ur->desc_count) ? -EFAULT : -ENOSPC;
+		goto out_put;
+	}
+	desc = kvmalloc_array(nr_mrs, sizeof(*desc), GFP_KERNEL);
+	if (!desc) {
+		err = -ENOMEM;
+		goto out_put;
+	}
+	err = sd_reg_slot(sd);
+	if (err)
+		goto out_put;
+	reg = kvzalloc(struct_size(reg, mrs, nr_mrs), GFP_KERNEL);
+	if (!reg) {
+		spin_lock_bh(&sd->lock);
+		sd->nr_regs--;
+		spin_unlock_bh(&sd->lock);
+		err = -ENOMEM;
+		goto out_put;
+	}
+	reg->nr_mrs = nr_mrs;
+	reg->sd = sd;
+	reg->flags = r.flags;
+	INIT_LIST_HEAD(&reg->node);
+	err = sd_reg_setup(sd, reg, iov, r.iov_count, mr_pages, mr_bytes);
+	if (err)
+		goto out_destroy;
+
+	for (i = 0; i < nr_mrs; i++) {
+		desc[i].offset = cpu_to_le64(reg->mrs[i].mr->iova);
+		desc[i].token = cpu_to_le32(reg->mrs[i].mr->rkey);
+		desc[i].length = cpu_to_le32(reg->mrs[i].mr->length);
+	}
+	spin_lock_bh(&sd->lock);
+	reg->id = ++sd->next_reg_id;
+	spin_unlock_bh(&sd->lock);
+	r.id = reg->id;
+	r.desc_count = nr_mrs;
+	/* The peer cannot know a token before the caller has it: undo is safe. */
+	if (copy_to_user(u64_to_user_ptr(r.desc), desc, nr_mrs * sizeof(*desc)) ||
+	    copy_to_user(ur, &r, sizeof(r))) {
+		err = -EFAULT;
+		goto out_destroy;
+	}
+	spin_lock_bh(&sd->lock);
+	list_add_tail(&reg->node, &sd->regs);
+	spin_unlock_bh(&sd->lock);
+	reg = NULL;
+	goto out_put;
+
+out_destroy:
+	sd_reg_destroy(sd, reg, true);
+out_put:
+	sd_res_put(sd);
+out_iov:
+	kvfree(desc);
+	kvfree(iov);
+	return err;
+}
+
+int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
+{
+	struct smbdirect_deregister __user *ud = arg;
+	struct smbdirect_deregister d;
+	struct sd_reg *reg = NULL, *r;
+	u32 size, i;
+	int err;
+
+	if (get_user(size, &ud->size))
+		return -EFAULT;
+	if (size < sizeof(d))
+		return -EINVAL;
+	if (copy_from_user(&d, ud, sizeof(d)))
+		return -EFAULT;
+	if (d.flags)
+		return -EINVAL;
+	err = sd_res_get(sd, false);
+	if (err)
+		return err;
+	spin_lock_bh(&sd->lock);
+	list_for_each_entry(r, &sd->regs, node) {
+		if (r->id == d.id) {
+			reg = r;
+			list_del_init(&reg->node);
+			break;
+		}
+	}
+	spin_unlock_bh(&sd->lock);
+	if (!reg) {
+		sd_res_put(sd);
+		return -ENOENT;
+	}
+	/* Off the list, nobody marks it any more. */
+	d.state = 0;
+	for (i = 0; i < reg->nr_mrs; i++)
+		if (reg->mrs[i].remote_inv)
+			d.state |= SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
+	sd_reg_destroy(sd, reg, true);
+	sd_res_put(sd);
+	d.reserved = 0;
+	return copy_to_user(ud, &d, sizeof(d)) ? -EFAULT : 0;
+}
+
+/*
+ * A receive arrived with SEND_WITH_INVALIDATE of rkey: the device already
+ * invalidated it. Under sd->lock, before the core sees the PDU, so the
+ * reader of the message finds the registration marked.
+ */
+void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
+{
+	struct sd_reg *reg;
+	u32 i;
+
+	list_for_each_entry(reg, &sd->regs, node) {
+		for (i = 0; i < reg->nr_mrs; i++) {
+			if (!reg->mrs[i].valid || reg->mrs[i].mr->rkey != rkey)
+				continue;
+			reg->mrs[i].remote_inv = true;
+			if (!(reg->flags & SMBDIRECT_REG_REMOTE_INVALIDATE)) {
+				pr_warn_ratelimited("peer invalidated a token it was not allowed to\n");
+				sd_fail(sd, -EPROTO);
+			}
+			return;
+		}
+	}
+}
+
+/*
+ * Teardown: the QP is drained and no ioctl holds a reference, so no work
+ * request of a registration is in flight. Deregistering the MR kills its
+ * token; then the pages are unpinned.
+ */
+void sd_mr_release_all(struct sd_sock *sd)
+{
+	struct sd_reg *reg;
+
+	for (;;) {
+		spin_lock_bh(&sd->lock);
+		reg = list_first_entry_or_null(&sd->regs, struct sd_reg, node);
+		if (reg)
+			list_del_init(&reg->node);
+		spin_unlock_bh(&sd->lock);
+		if (!reg)
+			break;
+		sd_reg_destroy(sd, reg, false);
+	}
+}

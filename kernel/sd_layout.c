@@ -88,9 +88,9 @@ int sd_desc_check(const struct smbdirect_buffer_descriptor_v1 *d, u32 nr,
 	for (i = 0; i < nr; i++) {
 		if (!le32_to_cpu(d[i].length) ||
 		    check_add_overflow(le64_to_cpu(d[i].offset),
-				       (u64)le32_to_cpu(d[i].length), &end))
+				       (u64)le32_to_cpu(d[i].length), &end) ||
+		    check_add_overflow(sum, (u64)le32_to_cpu(d[i].length), &sum))
 			return -EINVAL;
-		sum += le32_to_cpu(d[i].length);	/* nr <= 2^32: no overflow */
 	}
 	*total = sum;
 	return 0;

@@ -16,13 +16,14 @@ int sd_iov_total(const struct iovec *iov, u32 nr, u64 max, u64 *total)
 	u64 sum = 0, end;
 	u32 i;
 
+	/* Too many bytes is EMSGSIZE even when the segment also wraps. */
 	for (i = 0; i < nr; i++) {
+		if (check_add_overflow(sum, (u64)iov[i].iov_len, &sum) || sum > max)
+			return -EMSGSIZE;
 		if (check_add_overflow((u64)(unsigned long)iov[i].iov_base,
 				       (u64)iov[i].iov_len, &end) ||
 		    end > (u64)ULONG_MAX)
 			return -EFAULT;
-		if (check_add_overflow(sum, (u64)iov[i].iov_len, &sum) || sum > max)
-			return -EMSGSIZE;
 	}
 	*total = sum;
 	return 0;

@@ -47,6 +47,7 @@ static void layout_total(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 128ULL, total);
 	KUNIT_EXPECT_EQ(test, -EMSGSIZE, sd_iov_total(ok, 3, 127, &total));
 	KUNIT_EXPECT_EQ(test, -EFAULT, sd_iov_total(wrap, 1, U64_MAX, &total));
+	KUNIT_EXPECT_EQ(test, -EMSGSIZE, sd_iov_total(wrap, 1, 10, &total));
 	KUNIT_EXPECT_EQ(test, 0, sd_iov_total(edge, 1, U64_MAX, &total));
 	KUNIT_EXPECT_EQ(test, -EMSGSIZE, sd_iov_total(big, 3, U64_MAX / 2, &total));
 	KUNIT_EXPECT_EQ(test, 0, sd_iov_total(ok, 0, 0, &total));

@@ -132,9 +132,12 @@ struct smbdirect_params {
  * and may answer with SEND_WITH_INVALIDATE of the client's token
  * (SMBDIRECT_CMSG_SEND_INVALIDATE). The client then deregisters.
  *
- * All four ioctls need a connected socket: ENOTCONN before connect and on
- * a listening socket; once the connection is over, its error (as for
- * send) or EPIPE. Common errors: EFAULT for a bad pointer, EINVAL for an
+ * REGISTER, RDMA_READV and RDMA_WRITEV need a connected socket: ENOTCONN
+ * before connect and on a listening socket; once the connection is over,
+ * its error (as for send) or EPIPE. DEREGISTER keeps working after the
+ * connection is over, so pins can be dropped without closing the socket
+ * (ENOTCONN only before connect and on a listening socket). Common
+ * errors: EFAULT for a bad pointer, EINVAL for an
  * unknown flag, a size field smaller than the struct, or a malformed
  * list, EMSGSIZE for a list that is too long or too large.
  *

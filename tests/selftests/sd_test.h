@@ -628,4 +628,249 @@ static inline const char *sd_target_unusable(const struct sd_target *t)
 	return why;
 }
 
+#include <endian.h>
+#include <sys/mman.h>
+
+/*
+ * RDMA ioctls (SMBDIRECT_IOC_REGISTER and friends). Each returns 0 or
+ * -errno; the out fields are filled whatever the result, so a caller can
+ * look at desc_count after ENOSPC.
+ */
+static inline int sd_register(int fd, __u32 flags, const struct iovec *iov, __u32 iov_count,
+			      struct smbdirect_buffer_descriptor_v1 *desc, __u32 *desc_count,
+			      __u64 *id)
+{
+	struct smbdirect_register r = {
+		.size = sizeof(r), .flags = flags,
+		.iov = (__u64)(uintptr_t)iov, .iov_count = iov_count,
+		.desc_count = *desc_count, .desc = (__u64)(uintptr_t)desc,
+	};
+	int ret = ioctl(fd, SMBDIRECT_IOC_REGISTER, &r) ? -errno : 0;
+
+	*desc_count = r.desc_count;
+	if (id)
+		*id = r.id;
+	return ret;
+}
+
+/* One contiguous buffer; desc has room for max descriptors. */
+static inline int sd_register_buf(int fd, __u32 flags, void *buf, size_t len,
+				  struct smbdirect_buffer_descriptor_v1 *desc, __u32 max,
+				  __u32 *desc_count, __u64 *id)
+{
+	struct iovec iov = { buf, len };
+
+	*desc_count = max;
+	return sd_register(fd, flags, &iov, 1, desc, desc_count, id);
+}
+
+static inline int sd_deregister(int fd, __u64 id, __u32 *state)
+{
+	struct smbdirect_deregister d = { .size = sizeof(d), .id = id, .state = 0xdead };
+	int ret = ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d) ? -errno : 0;
+
+	if (state)
+		*state = d.state;
+	return ret;
+}
+
+/* cmd: SMBDIRECT_IOC_RDMA_READV or SMBDIRECT_IOC_RDMA_WRITEV. */
+static inline int sd_rdma(int fd, unsigned long cmd, const struct iovec *iov, __u32 iov_count,
+			  const struct smbdirect_buffer_descriptor_v1 *desc, __u32 desc_count,
+			  __u64 *bytes)
+{
+	struct smbdirect_rdma r = {
+		.size = sizeof(r),
+		.iov = (__u64)(uintptr_t)iov, .iov_count = iov_count,
+		.desc = (__u64)(uintptr_t)desc, .desc_count = desc_count,
+		.bytes = 0xdeadbeef,
+	};
+	int ret = ioctl(fd, cmd, &r) ? -errno : 0;
+
+	if (bytes)
+		*bytes = r.bytes;
+	return ret;
+}
+
+/* Sum of the lengths of n descriptors. */
+static inline __u64 sd_desc_bytes(const struct smbdirect_buffer_descriptor_v1 *desc, __u32 n)
+{
+	__u64 sum = 0;
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		sum += le32toh(desc[i].length);
+	return sum;
+}
+
+/*
+ * One message with SMBDIRECT_CMSG_SEND_INVALIDATE of token. SOCK_STREAM:
+ * msg is framed here, and only the first sendmsg carries the control
+ * message (the others continue the same message). Returns 0 or -errno.
+ */
+static inline int sd_send_invalidate(int fd, int type, const void *msg, uint32_t len,
+				     __u32 token)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(__u32))];
+	} ctl;
+	uint32_t be = htonl(len);
+	struct iovec iov[2] = { { &be, 4 }, { (void *)msg, len } };
+	struct msghdr mh = {
+		.msg_iov = type == SOCK_STREAM ? iov : iov + 1,
+		.msg_iovlen = type == SOCK_STREAM ? 2 : 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	size_t want = len + (type == SOCK_STREAM ? 4 : 0), done = 0;
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_SMBDIRECT;
+	c->cmsg_type = SMBDIRECT_CMSG_SEND_INVALIDATE;
+	c->cmsg_len = CMSG_LEN(sizeof(__u32));
+	memcpy(CMSG_DATA(c), &token, sizeof(token));
+	n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	if (type != SOCK_STREAM)
+		return (size_t)n == len ? 0 : -EIO;
+	done = n;
+	if (done < 4) {
+		int ret = sd_write_all(fd, (char *)&be + done, 4 - done);
+
+		return ret ? ret : sd_write_all(fd, msg, len);
+	}
+	return sd_write_all(fd, (const char *)msg + (done - 4), want - done);
+}
+
+/* Patterns over iovec segments, as one stream of bytes. */
+static inline void sd_fill_iov(const struct iovec *iov, int n, uint32_t seed)
+{
+	size_t off = 0, i;
+	int k;
+
+	for (k = 0; k < n; k++)
+		for (i = 0; i < iov[k].iov_len; i++, off++)
+			((unsigned char *)iov[k].iov_base)[i] = sd_pattern(seed, off);
+}
+
+/* Stream offset of the first wrong byte, or -1. */
+static inline long sd_check_iov(const struct iovec *iov, int n, uint32_t seed)
+{
+	size_t off = 0, i;
+	int k;
+
+	for (k = 0; k < n; k++)
+		for (i = 0; i < iov[k].iov_len; i++, off++)
+			if (((unsigned char *)iov[k].iov_base)[i] != sd_pattern(seed, off))
+				return (long)off;
+	return -1;
+}
+
+/* VmPin of /proc/<pid>/status in kB, or -errno. */
+static inline long sd_vm_pin_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * FOLL_PIN pins held system-wide: nr_foll_pin_acquired -
+ * nr_foll_pin_released of /proc/vmstat, after folding the per-CPU
+ * counters (vm.stat_refresh). 0 or -errno.
+ */
+static inline int sd_foll_pins(long *held)
+{
+	long acq = -1, rel = -1, v;
+	char name[64];
+	FILE *f;
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+
+	if (fd >= 0) {
+		/* Best effort: without it the counters may lag by a per-CPU batch. */
+		if (write(fd, "1\n", 2) != 2) {
+		}
+		close(fd);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%63s %ld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acq = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			rel = v;
+	}
+	fclose(f);
+	if (acq < 0 || rel < 0)
+		return -ENOENT;
+	*held = acq - rel;
+	return 0;
+}
+
+/*
+ * Waits up to ms for VmPin of pid to be kb (unpinning may finish after
+ * close() returns); returns the last value seen.
+ */
+static inline long sd_wait_vm_pin_kb(pid_t pid, long kb, int ms)
+{
+	long end = sd_now_ms() + ms, v;
+
+	for (;;) {
+		v = sd_vm_pin_kb(pid);
+		if (v == kb || sd_now_ms() >= end)
+			return v;
+		sd_sleep_ms(20);
+	}
+}
+
+/* Waits up to ms for the system's FOLL_PIN count to be held; returns the last one. */
+static inline long sd_wait_foll_pins(long held, int ms)
+{
+	long end = sd_now_ms() + ms, v = LONG_MIN;
+
+	for (;;) {
+		if (sd_foll_pins(&v))
+			return LONG_MIN;
+		if (v == held || sd_now_ms() >= end)
+			return v;
+		sd_sleep_ms(50);
+	}
+}
+
+/* Pages spanned by [p, p + len). */
+static inline size_t sd_pages_spanned(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	if (!len)
+		return 0;
+	return ((a + len + ps - 1) / ps) - (a / ps);
+}
+
+/* A module parameter of af_smbdirect, or -errno. */
+static inline long sd_module_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/af_smbdirect/parameters/%s", name);
+	ret = sd_read_long(path, &v);
+	return ret ? ret : v;
+}
+
 #endif /* SD_TEST_H */

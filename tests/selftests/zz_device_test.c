@@ -3,13 +3,16 @@
  * An RDMA device removed under live connections ("rdma link delete"):
  * the removal completes (the module lets go of the device), blocked calls
  * on its sockets return with an error instead of hanging, later calls fail,
- * poll() reports it. After the link is added again, new connections work.
+ * poll() reports it, and live RDMA registrations are released (pages
+ * unpinned, ids gone). After the link is added again, new connections work.
  *
  * Deleting links disturbs everything else running over them, so this runs
  * late (check.sh runs the binaries in glob order) and puts the links back,
  * whatever happens, before it exits.
  */
 #include "kselftest_harness.h"
+#include <sys/mman.h>
+
 #include "sd_test.h"
 
 static pid_t harness_pid;
@@ -103,6 +106,36 @@ static void *blocked_thread(void *arg)
 	return NULL;
 }
 
+/* VmPin of this process in kB (what registrations charge), or -1. */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Registers len bytes at buf for the peer to write; returns the id or 0. */
+static __u64 register_buf(int fd, void *buf, size_t len)
+{
+	struct smbdirect_buffer_descriptor_v1 d[8];
+	struct iovec iov = { buf, len };
+	struct smbdirect_register r = {
+		.size = sizeof(r), .flags = SMBDIRECT_ACCESS_PEER_WRITE,
+		.iov = (uintptr_t)&iov, .iov_count = 1,
+		.desc_count = 8, .desc = (uintptr_t)d,
+	};
+
+	return ioctl(fd, SMBDIRECT_IOC_REGISTER, &r) ? 0 : r.id;
+}
+
 static int wait_done(struct blocked *b, int ms)
 {
 	long end = sd_now_ms() + ms;
@@ -117,11 +150,14 @@ static int wait_done(struct blocked *b, int ms)
 
 TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 {
+	struct smbdirect_deregister dr = { .size = sizeof(dr) };
 	struct blocked rx = {}, tx = {};
 	const char *why = "";
 	char cmd[128], b;
 	int port, r, i, ev;
-	long t0;
+	long t0, pin0;
+	void *reg_mem;
+	__u64 id;
 
 	self->fds[0] = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
 	ASSERT_LE(0, self->fds[0]) TH_LOG("listen: %s", strerror(-self->fds[0]));
@@ -131,6 +167,15 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 	ASSERT_EQ(0, r) TH_LOG("%s: %s", why, strerror(-r));
 	for (i = 1; i < 5; i++)
 		sd_set_timeouts(self->fds[i], 60000);
+
+	/* A live registration of 1 MiB: 256 pages pinned and charged. */
+	pin0 = vm_pin_kb();
+	reg_mem = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, reg_mem);
+	memset(reg_mem, 1, 1 << 20);
+	id = register_buf(self->fds[3], reg_mem, 1 << 20);
+	ASSERT_NE(0ULL, id) TH_LOG("REGISTER: %s", strerror(errno));
+	EXPECT_EQ(pin0 + 1024, vm_pin_kb());
 
 	/* One side blocked in recv, another streaming into a peer that does not read. */
 	rx.fd = self->fds[3];
@@ -161,6 +206,13 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 	EXPECT_GT(0, tx.ret);
 	EXPECT_NE(-ETIMEDOUT, tx.ret);
 	EXPECT_NE(-EAGAIN, rx.ret);
+
+	/* Teardown released the registration with the device's resources. */
+	EXPECT_EQ(pin0, vm_pin_kb()) TH_LOG("pages still pinned after the device went");
+	dr.id = id;
+	EXPECT_EQ(-1, ioctl(self->fds[3], SMBDIRECT_IOC_DEREGISTER, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	munmap(reg_mem, 1 << 20);
 
 	for (i = 1; i < 5; i++) {
 		static char drain[65536];

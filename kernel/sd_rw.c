@@ -70,8 +70,13 @@ static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_bh(&sd->lock);
 	c->status = sd_wc_errno(wc->status);
+	/*
+	 * The QP is in the error state now: the connection is over at once,
+	 * without sd_wc_error()'s grace for a racing orderly close, so that
+	 * nothing sent after the failed call seems to succeed.
+	 */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		sd_wc_error(sd);
+		sd_fail(sd, -ECONNRESET);
 	c->done = true;
 	spin_unlock_bh(&sd->lock);
 	wake_up_all(&sd->rdma_wait);

@@ -243,7 +243,10 @@ struct smbdirect_deregister {
  *   EINTR      a signal arrived (restarted under SA_RESTART); operations
  *              already posted are waited for before the call returns
  * Any failure of an RDMA operation ends the connection (RC transport
- * rules): later calls fail with the connection's error.
+ * rules): later calls fail with the connection's error (ECONNRESET).
+ * iWARP does not acknowledge an RDMA WRITE: a WRITEV the peer refuses can
+ * return success there, and the peer then ends the connection; the
+ * memory outside the peer's registration is untouched either way.
  */
 struct smbdirect_rdma {
 	__u32 size;

@@ -788,8 +788,10 @@ TEST_F(rdma, dead_token_after_deregister)
  * "Any failure of an RDMA operation ends the connection: later calls fail
  * with the connection's error (ECONNRESET)." B reads from a token A has
  * deregistered (refused on every transport: a READ needs the responder's
- * answer); B's very next call gets ECONNRESET (reported once, as for TCP:
- * after that EPIPE may follow).
+ * answer); B's very next call gets ECONNRESET. The error is reported once
+ * (as for TCP): when the READV itself already returned ECONNRESET (siw:
+ * the refusal arrives as a TERMINATE and flushes the READ), the next call
+ * may say EPIPE instead.
  */
 TEST_F(rdma, rdma_failure_ends_connection_at_once)
 {
@@ -807,10 +809,12 @@ TEST_F(rdma, rdma_failure_ends_connection_at_once)
 	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, rb.iov, 1, got, 1, &bytes);
 	ASSERT_TRUE(refused(&variant->t, ret)) TH_LOG("READV of a dead token: %s",
 						     ret ? strerror(-ret) : "succeeded");
+	TH_LOG("READV of a dead token: %s", strerror(-ret));
 	errno = 0;
 	n = send(self->s, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	EXPECT_EQ(-1, n) TH_LOG("send right after the failed READV was taken");
-	EXPECT_EQ(ECONNRESET, errno) TH_LOG("send right after: %s", strerror(errno));
+	EXPECT_TRUE(errno == ECONNRESET || (ret == -ECONNRESET && errno == EPIPE))
+		TH_LOG("send right after: %s", strerror(errno));
 	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, rb.iov, 1, got, 1, &bytes);
 	EXPECT_TRUE(ret == -ECONNRESET || ret == -EPIPE) TH_LOG("READV after that: %s",
 							       ret ? strerror(-ret) : "ok");
@@ -1209,7 +1213,7 @@ static void pull_during_readv(struct __test_metadata *_metadata, const struct sd
 		EXPECT_EQ(0U, state);
 		EXPECT_EQ(pin0, sd_vm_pin_kb(getpid())) TH_LOG("VmPin after DEREGISTER");
 	}
-	ret = join_ms(j.thread, SD_STEP_MS + 10000);
+	ret = join_ms(j.thread, SD_STEP_MS);
 	ASSERT_EQ(0, ret) TH_LOG("B's READV did not return");
 	if (j.ret == 0) {
 		EXPECT_EQ(RACE_LEN, j.bytes);
@@ -1233,13 +1237,13 @@ static void pull_during_readv(struct __test_metadata *_metadata, const struct sd
 	buf_free(&rb);
 }
 
-TEST_F_TIMEOUT(rdma, deregister_during_peer_readv, 120)
+TEST_F_TIMEOUT(rdma, deregister_during_peer_readv, 60)
 {
 	PAIR(SOCK_SEQPACKET);
 	pull_during_readv(_metadata, &variant->t, &self->c, self->s, 0);
 }
 
-TEST_F_TIMEOUT(rdma, close_during_peer_readv, 120)
+TEST_F_TIMEOUT(rdma, close_during_peer_readv, 60)
 {
 	PAIR(SOCK_SEQPACKET);
 	pull_during_readv(_metadata, &variant->t, &self->c, self->s, 1);

@@ -125,12 +125,17 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	int err;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		/* Flushes are teardown's; anything else ends the link. */
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
-			spin_lock_bh(&sd->lock);
+		/*
+		 * Receives are always posted, so a flush outside teardown means
+		 * the QP went to the error state under us (the peer's RDMA
+		 * broke our access rules and our responder moved it there, or
+		 * the peer disconnected): the connection is over, and
+		 * sd_wc_error() tells which once rdma_cm has had its say.
+		 */
+		spin_lock_bh(&sd->lock);
+		if (wc->status != IB_WC_WR_FLUSH_ERR || !sd->dying)
 			sd_wc_error(sd);
-			spin_unlock_bh(&sd->lock);
-		}
+		spin_unlock_bh(&sd->lock);
 		return;
 	}
 	ib_dma_sync_single_for_cpu(cq->device, rx->dma, sd->opts.max_receive_size,

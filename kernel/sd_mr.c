@@ -32,6 +32,8 @@
 
 /* Pages one MR maps: the device's page-list limit, at most this. */
 #define SD_MR_PAGES_MAX 2048
+/* REG_MR and LOCAL_INV take microseconds; this long means they never will. */
+#define SD_REG_STALL (5 * HZ)
 
 struct sd_mr {
 	struct ib_cqe cqe;
@@ -148,6 +150,55 @@ static void sd_mr_done(struct ib_cq *cq, struct ib_wc *wc)
 	wake_up_all(&sd->rdma_wait);
 }
 
+/*
+ * A posted work request can outlive the connection's usefulness: after a
+ * TERMINATE siw stops its send queue without flushing it. Moving the QP to
+ * the error state flushes everything posted, so the waits below end and
+ * pinned memory can be let go. The connection is over then.
+ */
+static void sd_qp_force_error(struct sd_sock *sd)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	spin_lock_bh(&sd->lock);
+	sd_fail(sd, -ECONNRESET);
+	spin_unlock_bh(&sd->lock);
+	if (ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
+		pr_warn_ratelimited("cannot move a stalled QP to the error state\n");
+}
+
+static bool sd_conn_over(struct sd_sock *sd)
+{
+	bool over;
+
+	spin_lock_bh(&sd->lock);
+	over = sd->failed || sd->wc_failed || sd->dying;
+	spin_unlock_bh(&sd->lock);
+	return over;
+}
+
+/*
+ * Waits until done(arg), which work completions make true. If the
+ * connection is over, or nothing happens for stall jiffies, the QP is
+ * moved to the error state once and the wait goes on for the flushes.
+ * Returns true if it had to do that. The caller holds a user reference.
+ */
+bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
+		 unsigned long stall)
+{
+	unsigned long waited = 0;
+	bool forced = false;
+
+	while (!wait_event_timeout(sd->rdma_wait, done(arg), HZ / 4)) {
+		waited += HZ / 4;
+		if (!forced && (waited >= stall || sd_conn_over(sd))) {
+			sd_qp_force_error(sd);
+			forced = true;
+		}
+	}
+	return forced;
+}
+
 static bool sd_reg_wr_try(struct sd_sock *sd, int *err)
 {
 	bool done = true;
@@ -194,8 +245,10 @@ static int sd_mr_post(struct sd_sock *sd, struct sd_mr *m, struct ib_send_wr *wr
 	return err;
 }
 
-static bool sd_reg_idle(struct sd_sock *sd, struct sd_reg *reg)
+static bool sd_reg_idle(void *arg)
 {
+	struct sd_reg *reg = arg;
+	struct sd_sock *sd = reg->sd;
 	bool idle = true;
 	u32 i;
 
@@ -238,7 +291,7 @@ static void sd_reg_invalidate(struct sd_sock *sd, struct sd_reg *reg)
 		if (sd_mr_post(sd, m, &wr))
 			break;
 	}
-	wait_event(sd->rdma_wait, sd_reg_idle(sd, reg));
+	sd_wait_wrs(sd, sd_reg_idle, reg, SD_REG_STALL);
 }
 
 /*
@@ -455,7 +508,7 @@ static int sd_reg_setup(struct sd_sock *sd, struct sd_reg *reg,
 		if (err)
 			break;
 	}
-	wait_event(sd->rdma_wait, sd_reg_idle(sd, reg));
+	sd_wait_wrs(sd, sd_reg_idle, reg, SD_REG_STALL);
 	spin_lock_bh(&sd->lock);
 	for (i = 0; i < reg->nr_mrs; i++) {
 		/* Only an MR whose REG_MR completed needs a LOCAL_INV. */

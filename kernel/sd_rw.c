@@ -31,6 +31,9 @@
 #include "sd_layout.h"
 #include "sd_sock.h"
 
+/* No chunk completing for this long: the transfer is stuck. */
+#define SD_RW_STALL (30 * HZ)
+
 struct sd_rw_req;
 
 struct sd_rw_chunk {
@@ -160,8 +163,9 @@ static int sd_rw_post(struct sd_rw_req *q, struct sd_rw_chunk *c)
 	return err;
 }
 
-static bool sd_rw_any_done(struct sd_rw_req *q)
+static bool sd_rw_any_done(void *arg)
 {
+	struct sd_rw_req *q = arg;
 	struct sd_sock *sd = q->sd;
 	bool done = false;
 	u32 i;
@@ -211,6 +215,7 @@ static void sd_rw_run(struct sd_rw_req *q)
 {
 	struct sd_sock *sd = q->sd;
 	struct sd_rw_chunk *c;
+	long t;
 	int err;
 
 	for (;;) {
@@ -234,13 +239,23 @@ static void sd_rw_run(struct sd_rw_req *q)
 		}
 		if (!q->inflight)
 			return;
-		/* Posted work is always waited for; a signal only stops posting. */
+		/*
+		 * Posted work is always waited for; a signal only stops posting.
+		 * No progress for SD_RW_STALL means the QP is stuck (or the
+		 * peer is gone): sd_wait_wrs() flushes it.
+		 */
 		if (!q->err) {
-			if (wait_event_interruptible(sd->rdma_wait, sd_rw_any_done(q)))
+			t = wait_event_interruptible_timeout(sd->rdma_wait,
+							     sd_rw_any_done(q),
+							     SD_RW_STALL);
+			if (t < 0)
 				q->err = -ERESTARTSYS;
-		} else {
-			wait_event(sd->rdma_wait, sd_rw_any_done(q));
+			else if (!t)
+				q->err = -ETIMEDOUT;
 		}
+		if (q->err)
+			sd_wait_wrs(sd, sd_rw_any_done, q,
+				    q->err == -ETIMEDOUT ? 0 : SD_RW_STALL);
 		sd_rw_retire(q);
 	}
 }

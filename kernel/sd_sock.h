@@ -227,6 +227,8 @@ void sd_res_put(struct sd_sock *sd);
 int sd_wc_errno(enum ib_wc_status status);
 int sd_conn_errno(struct sd_sock *sd);
 bool sd_qp_unusable(struct sd_sock *sd);
+bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
+		 unsigned long stall);
 struct sd_iov_cursor;
 int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 		  unsigned int gup, struct page **pagev, unsigned long *pinned,

@@ -137,14 +137,20 @@ struct smbdirect_params {
  * its error (as for send) or EPIPE. DEREGISTER keeps working after the
  * connection is over, so pins can be dropped without closing the socket
  * (ENOTCONN only before connect and on a listening socket). Common
- * errors: EFAULT for a bad pointer, EINVAL for an
- * unknown flag, a size field smaller than the struct, or a malformed
- * list, EMSGSIZE for a list that is too long or too large.
+ * errors: EFAULT for a bad pointer, EINVAL for an unknown flag, a size
+ * field smaller than the struct (a larger one is accepted; what lies
+ * beyond the struct is ignored), or a malformed list, EMSGSIZE for a list
+ * that is too long or too large (checked before EFAULT). These argument
+ * errors change nothing: the connection stays usable.
  *
  * Memory rules. The peer may touch exactly the registered bytes, only in
  * the directions granted, and only until the registration is invalidated:
  * by DEREGISTER, by the peer's SEND_WITH_INVALIDATE (if allowed), by
- * close() (or exit, which closes), or when the connection ends. Pinned
+ * close() (or exit, which closes), or when the connection ends. (The
+ * module asks the device for exactly the directions granted; Soft-iWARP,
+ * siw, does not check the remote-read permission of a registration, so
+ * over siw a PEER_WRITE-only registration can also be read by the peer.)
+ * Pinned
  * pages are counted in the process's locked memory (VmPin, checked against
  * RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK) and unpinned by
  * DEREGISTER or close().
@@ -172,9 +178,9 @@ struct smbdirect_buffer_descriptor_v1 {
  * bit, optionally SMBDIRECT_REG_REMOTE_INVALIDATE. The iovec segments
  * (zero-length ones are skipped) are pinned and fast-registered; each
  * memory region becomes one descriptor, in iovec order. A region ends
- * where the device's page-list limit is reached or where two segments do
- * not meet at a page boundary, so a registration may need several
- * descriptors. desc_count gives the room at desc; if that is too little,
+ * where the device's page-list limit is reached, where a segment ends
+ * inside a page, or before a segment that starts inside a page, so a
+ * registration may need several descriptors. desc_count gives the room at desc; if that is too little,
  * the call fails with ENOSPC and sets desc_count to the number needed.
  * On success desc_count is the number written and id names the
  * registration for DEREGISTER. Errors beyond the common ones:
@@ -188,7 +194,7 @@ struct smbdirect_buffer_descriptor_v1 {
  *   EFAULT     an unmapped range, or read-only memory asked for PEER_WRITE
  * A peer's SEND_WITH_INVALIDATE of a token registered without
  * SMBDIRECT_REG_REMOTE_INVALIDATE is a protocol error: the connection
- * fails with EPROTO.
+ * fails with EPROTO (and DEREGISTER reports the token as invalidated).
  */
 struct smbdirect_register {
 	__u32 size;
@@ -232,18 +238,23 @@ struct smbdirect_deregister {
  * the negotiated max_read_write_size, and at most initiator_depth RDMA
  * READs are outstanding (GET_PARAMS shows both). Blocks until done.
  * Errors beyond the common ones:
- *   EINVAL     no local bytes, a descriptor of length 0 or whose offset +
- *              length overflows
+ *   EINVAL     no local bytes, no descriptors, a descriptor of length 0
+ *              or whose offset + length overflows
  *   EMSGSIZE   more than SMBDIRECT_IOV_MAX segments or SMBDIRECT_DESC_MAX
- *              descriptors, or more than max_read_write_size bytes to move
+ *              descriptors, local lengths whose sum overflows, or more
+ *              than max_read_write_size bytes to move (the limit applies
+ *              to the bytes moved, min(local, descriptors))
  *   EFAULT     an unmapped local range, or read-only memory for READV
  *   EACCES     the peer refused the access (a dead token, a range outside
  *              its registration, or a direction it did not grant)
  *   ECONNRESET, ETIMEDOUT, EIO  the transfer failed at the transport level
+ *              (iWARP reports a refusal this way: a TERMINATE ends the
+ *              connection); ETIMEDOUT also when nothing completed for 30 s
  *   EINTR      a signal arrived (restarted under SA_RESTART); operations
  *              already posted are waited for before the call returns
  * Any failure of an RDMA operation ends the connection (RC transport
- * rules): later calls fail with the connection's error (ECONNRESET).
+ * rules): later calls fail with the connection's error (ECONNRESET), or
+ * EPIPE once that error was reported or the peer's disconnect came first.
  * iWARP does not acknowledge an RDMA WRITE: a WRITEV the peer refuses can
  * return success there, and the peer then ends the connection; the
  * memory outside the peer's registration is untouched either way.

@@ -180,10 +180,10 @@ struct smbdirect_buffer_descriptor_v1 {
  * memory region becomes one descriptor, in iovec order. A region ends
  * where the device's page-list limit is reached, where a segment ends
  * inside a page, or before a segment that starts inside a page, so a
- * registration may need several descriptors. desc_count gives the room at desc; if that is too little,
- * the call fails with ENOSPC and sets desc_count to the number needed.
- * On success desc_count is the number written and id names the
- * registration for DEREGISTER. Errors beyond the common ones:
+ * registration may need several descriptors. desc_count gives the room
+ * at desc; if that is too little, the call fails with ENOSPC and sets
+ * desc_count to the number needed. On success desc_count is the number
+ * written and id names the registration for DEREGISTER. Errors beyond the common ones:
  *   EINVAL     no access bit, or no bytes at all
  *   EMSGSIZE   more than SMBDIRECT_IOV_MAX segments or
  *              SMBDIRECT_REG_MAX_BYTES bytes

@@ -80,6 +80,7 @@ static void sd_cm_established(struct sd_sock *sd)
 		sd_cm_save_addrs(sd, sd->cm_id);
 	if (!sd->failed && !sd_core_on_connected(&sd->core, sd_now_ms(), &act))
 		sd_do_actions(sd, &act);
+	sd_child_ready(sd);
 	spin_unlock_bh(&sd->lock);
 }
 
@@ -201,8 +202,7 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		sd_cm_fail(sd, ev->status == -ETIMEDOUT ? -ETIMEDOUT : -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		sd_cm_fail(sd, -ECONNREFUSED);
-		break;
+		/* A reject after ESTABLISHED: the peer dropped the connection. */
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		sd_cm_fail(sd, READ_ONCE(sd->state) == SD_CONNECTED ?
 			   -ECONNRESET : -ECONNREFUSED);

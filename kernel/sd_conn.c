@@ -120,8 +120,6 @@ static void sd_reset_fn(struct work_struct *work)
 
 static void sd_established(struct sd_sock *sd)
 {
-	struct sd_sock *parent;
-
 	if (sd_core_get_params(&sd->core, &sd->params)) {
 		sd_fail(sd, -EPROTO);
 		return;
@@ -129,14 +127,38 @@ static void sd_established(struct sd_sock *sd)
 	sd->state = SD_CONNECTED;
 	sd_core_stream_parser_init(&sd->tx_parser,
 				   sd->params.max_fragmented_send_size);
+	/*
+	 * The peer's first message came before the RTU: tell the IB CM, as
+	 * a QP's COMM_EST event would, so ESTABLISHED need not wait for it.
+	 */
+	if (sd->parent && !sd->cm_connected && sd->cm_id)
+		(void)rdma_notify(sd->cm_id, IB_EVENT_COMM_EST);
+	sd_child_ready(sd);
+	sd_wake(sd);
+}
+
+/*
+ * A passive-side child goes to its listener's accept queue once both the
+ * negotiation and rdma_cm are done; sd->lock held. The peer's negotiate
+ * request can arrive before the RTU: a child closed in between would
+ * leave its IB CM in REP_SENT, where it cannot send a DREQ, and the peer
+ * would see a reject instead of an orderly disconnect.
+ */
+void sd_child_ready(struct sd_sock *sd)
+	__must_hold(&sd->lock)
+{
+	struct sd_sock *parent;
+
+	if (sd->state != SD_CONNECTED || !sd->cm_connected || sd->failed)
+		return;
 	spin_lock_bh(&sd_accept_lock);
 	parent = sd->parent;
-	if (parent) {
+	if (parent && !sd->on_ready) {
+		sd->on_ready = true;
 		list_move_tail(&sd->child_node, &parent->ready);
 		sd_wake(parent);
 	}
 	spin_unlock_bh(&sd_accept_lock);
-	sd_wake(sd);
 }
 
 /* Carries out what the core asked, in the contract's order; sd->lock held. */

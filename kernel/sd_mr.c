@@ -142,7 +142,9 @@ static void sd_mr_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_bh(&sd->lock);
 	m->status = sd_wc_errno(wc->status);
-	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+	/* A flush outside teardown: the QP failed under us. */
+	if (wc->status != IB_WC_SUCCESS &&
+	    (wc->status != IB_WC_WR_FLUSH_ERR || !sd->dying))
 		sd_wc_error(sd);
 	m->pending = false;
 	sd->reg_wr_free++;

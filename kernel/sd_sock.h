@@ -110,6 +110,7 @@ struct sd_sock {
 	bool dying;		/* teardown started: queue no more work */
 	bool failed;		/* sd_fail() ran */
 	bool cm_connected;	/* rdma_cm ESTABLISHED, not yet disconnected */
+	bool on_ready;		/* child queued for accept(); sd_accept_lock */
 	bool wc_failed;		/* a completion failed; see sd_wc_error() */
 
 	/* Receive side. */
@@ -187,6 +188,7 @@ void sd_fail(struct sd_sock *sd, int err);
 void sd_wc_error(struct sd_sock *sd);
 void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
 void sd_child_drop(struct sd_sock *child);
+void sd_child_ready(struct sd_sock *sd);
 u64 sd_now_ms(void);
 
 /* sd_cm.c */

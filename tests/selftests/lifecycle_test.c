@@ -131,6 +131,50 @@ TEST_F(life, shutdown_rd_reads_eof_at_once)
 	EXPECT_TRUE(sd_poll(self->c, POLLIN, 0) & POLLIN);
 }
 
+/*
+ * accept() hands over a connection rdma_cm has established too, so closing
+ * it at once is an orderly end that the peer reads as EOF. The peer's
+ * negotiate request can overtake the IB CM's RTU; a child closed before
+ * its CM saw the RTU used to send a REJ instead of a DREQ, and the peer,
+ * connected already, read ECONNREFUSED. A race, so many rounds; a connect
+ * that fails (the DREQ overtook the negotiate response) is no connection
+ * and proves nothing either way.
+ */
+TEST_F_TIMEOUT(life, close_right_after_accept_reads_eof, 240)
+{
+	int i, connected = 0, rounds = 24;
+
+	for (i = 0; i < rounds; i++) {
+		struct sd_connect_job j = { .t = &variant->t, .type = SOCK_SEQPACKET };
+		int lfd, sfd, e;
+		ssize_t r;
+		char c;
+
+		lfd = sd_listen_type(&variant->t, SOCK_SEQPACKET, 4, &j.port);
+		ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+		ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+		sfd = sd_accept_ms(lfd, SD_STEP_MS);
+		if (sfd >= 0)
+			close(sfd);
+		pthread_join(j.thread, NULL);
+		close(lfd);
+		ASSERT_LE(0, sfd) TH_LOG("round %d: accept: %s", i, strerror(-sfd));
+		if (j.fd < 0)
+			continue;
+		self->c = j.fd;
+		connected++;
+		sd_set_timeouts(self->c, SD_STEP_MS);
+		r = recv(self->c, &c, 1, 0);
+		e = errno;
+		ASSERT_EQ(0, r) TH_LOG("round %d: the peer's close read as %s", i,
+				       r < 0 ? strerror(e) : "data");
+		close(self->c);
+		self->c = -1;
+	}
+	TH_LOG("%d of %d rounds connected", connected, rounds);
+	EXPECT_LT(rounds / 2, connected);
+}
+
 TEST_F(life, shutdown_rdwr_both_sides_see_it)
 {
 	char buf[8];

@@ -32,19 +32,13 @@ FIXTURE(conc) {
 	int unused;
 };
 
-FIXTURE_VARIANT(conc) {
-	struct sd_target t;
-};
+SD_TARGET_VARIANT(conc);
 
 SD_ADD_TARGET_VARIANTS(conc);
 
 FIXTURE_SETUP(conc)
 {
-	const char *why = sd_target_unusable(&variant->t);
-
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+	SD_SETUP_TARGET();
 }
 
 FIXTURE_TEARDOWN(conc)

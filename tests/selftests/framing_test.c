@@ -14,38 +14,20 @@ FIXTURE(framing) {
 	int c, s;
 };
 
-FIXTURE_VARIANT(framing) {
-	struct sd_target t;
-};
+SD_TARGET_VARIANT(framing);
 
 SD_ADD_TARGET_VARIANTS(framing);
 
 FIXTURE_SETUP(framing)
 {
-	const char *why = sd_target_unusable(&variant->t);
-
 	self->c = self->s = -1;
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+	SD_SETUP_TARGET();
 }
 
 FIXTURE_TEARDOWN(framing)
 {
-	if (self->c >= 0)
-		close(self->c);
-	if (self->s >= 0)
-		close(self->s);
+	sd_teardown_pair(self->c, self->s, 0);
 }
-
-#define PAIR(type) do {							\
-	const char *_why = "";						\
-	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
-	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
-				variant->t.addr, strerror(-_r));	\
-	sd_set_timeouts(self->c, SD_STEP_MS);				\
-	sd_set_timeouts(self->s, SD_STEP_MS);				\
-} while (0)
 
 /* A framed message: prefix + len pattern bytes of seed, in buf. */
 static size_t frame(char *buf, uint32_t len, uint32_t seed)

@@ -15,43 +15,21 @@ FIXTURE(life) {
 	pid_t child;
 };
 
-FIXTURE_VARIANT(life) {
-	struct sd_target t;
-};
+SD_TARGET_VARIANT(life);
 
 SD_ADD_TARGET_VARIANTS(life);
 
 FIXTURE_SETUP(life)
 {
-	const char *why = sd_target_unusable(&variant->t);
-
 	self->c = self->s = -1;
 	self->child = 0;
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+	SD_SETUP_TARGET();
 }
 
 FIXTURE_TEARDOWN(life)
 {
-	if (self->child > 0) {
-		kill(self->child, SIGKILL);
-		waitpid(self->child, NULL, 0);
-	}
-	if (self->c >= 0)
-		close(self->c);
-	if (self->s >= 0)
-		close(self->s);
+	sd_teardown_pair(self->c, self->s, self->child);
 }
-
-#define PAIR(type) do {							\
-	const char *_why = "";						\
-	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
-	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
-				variant->t.addr, strerror(-_r));	\
-	sd_set_timeouts(self->c, SD_STEP_MS);				\
-	sd_set_timeouts(self->s, SD_STEP_MS);				\
-} while (0)
 
 /* Waits for a child with a deadline; returns its exit code, or -1. */
 static int reap(pid_t pid, int ms)

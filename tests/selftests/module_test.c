@@ -16,21 +16,15 @@
 #include <linux/smbdirect.h>
 
 #include "kselftest_harness.h"
+#include "sd_test.h"
 
 static int read_int_file(const char *path, int *value)
 {
-	char buf[64] = {};
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
+	long v = -1;
+	int ret = sd_read_long(path, &v);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	*value = atoi(buf);
-	return 0;
+	*value = (int)v;
+	return ret;
 }
 
 TEST(module_is_live)

@@ -14,20 +14,14 @@ FIXTURE(nb) {
 	int port;
 };
 
-FIXTURE_VARIANT(nb) {
-	struct sd_target t;
-};
+SD_TARGET_VARIANT(nb);
 
 SD_ADD_TARGET_VARIANTS(nb);
 
 FIXTURE_SETUP(nb)
 {
-	const char *why = sd_target_unusable(&variant->t);
-
 	self->l = self->c = self->s = -1;
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+	SD_SETUP_TARGET();
 	self->l = sd_listen_type(&variant->t, SOCK_STREAM, 8, &self->port);
 	ASSERT_LE(0, self->l) TH_LOG("listen: %s", strerror(-self->l));
 }

@@ -26,16 +26,12 @@ FIXTURE(abuse) {
 	char *noaccess;		/* a PROT_NONE page: every access faults */
 };
 
-FIXTURE_VARIANT(abuse) {
-	struct sd_target t;
-};
+SD_TARGET_VARIANT(abuse);
 
 FIXTURE_VARIANT_ADD(abuse, rxe4) { .t = SD_TARGET_RXE4 };
 
 FIXTURE_SETUP(abuse)
 {
-	const char *why = sd_target_unusable(&variant->t);
-
 	self->c = self->s = -1;
 	self->child = 0;
 	/*
@@ -44,31 +40,13 @@ FIXTURE_SETUP(abuse)
 	 */
 	self->noaccess = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->noaccess);
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+	SD_SETUP_TARGET();
 }
 
 FIXTURE_TEARDOWN(abuse)
 {
-	if (self->child > 0) {
-		kill(self->child, SIGKILL);
-		waitpid(self->child, NULL, 0);
-	}
-	if (self->c >= 0)
-		close(self->c);
-	if (self->s >= 0)
-		close(self->s);
+	sd_teardown_pair(self->c, self->s, self->child);
 }
-
-#define PAIR(type) do {							\
-	const char *_why = "";						\
-	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
-	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
-				variant->t.addr, strerror(-_r));	\
-	sd_set_timeouts(self->c, SD_STEP_MS);				\
-	sd_set_timeouts(self->s, SD_STEP_MS);				\
-} while (0)
 
 static const unsigned long cmds[4] = {
 	SMBDIRECT_IOC_REGISTER, SMBDIRECT_IOC_DEREGISTER,

@@ -81,14 +81,47 @@ struct sd_target {
 #define SD_SIW_LINK "siw1"
 
 /*
- * Every socket test file declares its fixture's variant as holding one
- * struct sd_target named t and adds these four.
+ * Every socket test file's fixture variant holds one struct sd_target
+ * named t: SD_TARGET_VARIANT declares it, SD_ADD_TARGET_VARIANTS adds the
+ * four targets. (The harness macros these expand to come from
+ * kselftest_harness.h, included before this file.)
  */
+#define SD_TARGET_VARIANT(fixture)					\
+	FIXTURE_VARIANT(fixture) {					\
+		struct sd_target t;					\
+	}
+
 #define SD_ADD_TARGET_VARIANTS(fixture)				\
 	FIXTURE_VARIANT_ADD(fixture, rxe4) { .t = SD_TARGET_RXE4 };	\
 	FIXTURE_VARIANT_ADD(fixture, rxe6) { .t = SD_TARGET_RXE6 };	\
 	FIXTURE_VARIANT_ADD(fixture, siw4) { .t = SD_TARGET_SIW4 };	\
 	FIXTURE_VARIANT_ADD(fixture, siw6) { .t = SD_TARGET_SIW6 }
+
+/*
+ * In FIXTURE_SETUP, once the fixture's descriptors are at -1: skips a
+ * target this guest lacks and requires the module.
+ */
+#define SD_SETUP_TARGET() do {						\
+	const char *_why = sd_target_unusable(&variant->t);		\
+									\
+	if (_why)							\
+		SKIP(return, "%s", _why);				\
+	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");	\
+} while (0)
+
+/*
+ * Connects self->c (connect) and self->s (accept) over the variant's
+ * target with the given socket type, or fails the test saying which step
+ * failed; both get SD_STEP_MS timeouts as a safety net against hangs.
+ */
+#define PAIR(type) do {							\
+	const char *_why = "";						\
+	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
+	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
+				variant->t.addr, strerror(-_r));	\
+	sd_set_timeouts(self->c, SD_STEP_MS);				\
+	sd_set_timeouts(self->s, SD_STEP_MS);				\
+} while (0)
 
 static inline long sd_now_ms(void)
 {
@@ -380,6 +413,22 @@ static inline void sd_set_timeouts(int fd, int ms)
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/*
+ * A fixture's teardown: kills and reaps its helper process (child > 0)
+ * and closes its two ends (those not at -1).
+ */
+static inline void sd_teardown_pair(int c, int s, pid_t child)
+{
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (c >= 0)
+		close(c);
+	if (s >= 0)
+		close(s);
 }
 
 /* Waits for events on fd; returns revents, 0 on timeout, -errno. */

@@ -15,39 +15,20 @@ FIXTURE(sock) {
 	struct smbdirect_params cp, sp;
 };
 
-FIXTURE_VARIANT(sock) {
-	struct sd_target t;
-};
+SD_TARGET_VARIANT(sock);
 
 SD_ADD_TARGET_VARIANTS(sock);
 
 FIXTURE_SETUP(sock)
 {
-	const char *why = sd_target_unusable(&variant->t);
-
 	self->c = self->s = -1;
-	if (why)
-		SKIP(return, "%s", why);
-	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");
+	SD_SETUP_TARGET();
 }
 
 FIXTURE_TEARDOWN(sock)
 {
-	if (self->c >= 0)
-		close(self->c);
-	if (self->s >= 0)
-		close(self->s);
+	sd_teardown_pair(self->c, self->s, 0);
 }
-
-/* Connects self->c/self->s with the given type; fails the test if it cannot. */
-#define PAIR(type) do {							\
-	const char *_why = "";						\
-	int _r = sd_pair_type(&variant->t, (type), &self->c, &self->s, &_why); \
-	ASSERT_EQ(0, _r) TH_LOG("%s over %s %s: %s", _why, variant->t.kind, \
-				variant->t.addr, strerror(-_r));	\
-	sd_set_timeouts(self->c, SD_STEP_MS);				\
-	sd_set_timeouts(self->s, SD_STEP_MS);				\
-} while (0)
 
 #define PARAMS() do {							\
 	ASSERT_EQ(0, sd_get_params(self->c, &self->cp));		\

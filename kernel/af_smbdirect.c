@@ -117,7 +117,8 @@ static void sd_listener_close(struct sd_sock *sd)
 	spin_unlock_bh(&sd_accept_lock);
 	list_for_each_entry_safe(child, tmp, &children, child_node) {
 		list_del_init(&child->child_node);
-		lock_sock(&child->sk);
+		/* The same lock class as the listener's, held by our caller. */
+		lock_sock_nested(&child->sk, SINGLE_DEPTH_NESTING);
 		sd_transport_teardown(child);
 		release_sock(&child->sk);
 		sock_put(&sd->sk);
@@ -245,7 +246,9 @@ static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int 
 	err = sd_connect_wait(sd, timeo);
 	if (err)
 		goto out;
-	if (sd->state == SD_CONNECTED) {
+	/* As TCP: a connection the peer closed in between was made. */
+	if (sd->state == SD_CONNECTED ||
+	    (sd->state == SD_CLOSED && sd->params.version && !sk->sk_err)) {
 		sock->state = SS_CONNECTED;
 	} else {
 		sock->state = SS_UNCONNECTED;

@@ -84,6 +84,35 @@ static void sd_cm_established(struct sd_sock *sd)
 	spin_unlock_bh(&sd->lock);
 }
 
+/*
+ * The peer's orderly close reads as end of file. Its last messages can
+ * still wait in our CQ: the DREQ (or iWARP's FIN) travels another path
+ * than the data and can overtake their completions, and a failed
+ * connection ignores receives. Draining the receive queue first lets
+ * every receive that completed reach the core, in order, so nothing the
+ * peer sent before closing is lost (its negotiate response included: a
+ * peer that accepts and closes at once leaves us connected, then at EOF).
+ */
+static void sd_cm_disconnected(struct sd_sock *sd)
+{
+	bool connecting, drain;
+
+	/* Teardown destroys the QP under res_mutex. */
+	mutex_lock(&sd->res_mutex);
+	spin_lock_bh(&sd->lock);
+	sd->peer_closed = true;
+	drain = sd->qp && sd->qp_used && !sd->dying && !sd->failed;
+	spin_unlock_bh(&sd->lock);
+	if (drain)
+		ib_drain_rq(sd->qp);
+	mutex_unlock(&sd->res_mutex);
+
+	spin_lock_bh(&sd->lock);
+	connecting = sd->state == SD_CONNECTING;
+	sd_fail(sd, connecting ? -ECONNREFUSED : 0);
+	spin_unlock_bh(&sd->lock);
+}
+
 static void sd_cm_fail(struct sd_sock *sd, int err)
 {
 	spin_lock_bh(&sd->lock);
@@ -176,7 +205,6 @@ reject:
 static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct sd_sock *sd = id->context;
-	bool connecting;
 	int err;
 
 	switch (ev->event) {
@@ -211,11 +239,7 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		sd_cm_established(sd);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		spin_lock_bh(&sd->lock);
-		connecting = sd->state == SD_CONNECTING;
-		/* An orderly close by the peer reads as end of file. */
-		sd_fail(sd, connecting ? -ECONNREFUSED : 0);
-		spin_unlock_bh(&sd->lock);
+		sd_cm_disconnected(sd);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*

@@ -77,11 +77,11 @@ static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * The QP is in the error state now: the connection is over at once,
 	 * without sd_wc_error()'s grace for a racing orderly close, so that
 	 * nothing sent after the failed call seems to succeed. A flush counts
-	 * too unless teardown caused it: siw reports a READ the peer refused
-	 * (by TERMINATE) as flushed.
+	 * too unless our teardown or the peer's orderly close caused it: siw
+	 * reports a READ the peer refused (by TERMINATE) as flushed.
 	 */
 	if (wc->status != IB_WC_SUCCESS &&
-	    (wc->status != IB_WC_WR_FLUSH_ERR || !sd->dying))
+	    (wc->status != IB_WC_WR_FLUSH_ERR || !(sd->dying || sd->peer_closed)))
 		sd_fail(sd, -ECONNRESET);
 	c->done = true;
 	spin_unlock_bh(&sd->lock);

@@ -15,6 +15,7 @@
 #include <net/sock.h>
 
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 struct sd_msg *sd_msg_alloc(u32 len, gfp_t gfp)
 {
@@ -138,6 +139,7 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		spin_unlock_bh(&sd->lock);
 		return;
 	}
+	sd_test_rx_delay();
 	ib_dma_sync_single_for_cpu(cq->device, rx->dma, sd->opts.max_receive_size,
 				   DMA_FROM_DEVICE);
 	spin_lock_bh(&sd->lock);

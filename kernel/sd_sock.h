@@ -112,6 +112,7 @@ struct sd_sock {
 	bool cm_connected;	/* rdma_cm ESTABLISHED, not yet disconnected */
 	bool on_ready;		/* child queued for accept(); sd_accept_lock */
 	bool wc_failed;		/* a completion failed; see sd_wc_error() */
+	bool peer_closed;	/* rdma_cm DISCONNECTED: an orderly close */
 
 	/* Receive side. */
 	struct list_head rx_queue;	/* complete messages (struct sd_msg) */

@@ -4,14 +4,34 @@
 
 /*
  * Hooks that exist only in test builds (make SMBDIRECT_KUNIT=1): debugfs
- * files under af_smbdirect/ that let the VM harness prove its detectors work.
+ * files under af_smbdirect/ that let the VM harness prove its detectors work
+ * and let tests force rare orders of events.
  */
 #ifdef SMBDIRECT_KUNIT
+#include <linux/compiler.h>
+#include <linux/delay.h>
+
 void af_smbdirect_test_hooks_init(void);
 void af_smbdirect_test_hooks_exit(void);
+
+/*
+ * af_smbdirect/test_rx_delay_ms: each successful receive completion waits
+ * this long before it is processed (the CQ is polled from a workqueue, so
+ * it may sleep). Lets a test make rdma_cm's events overtake the data.
+ */
+extern u32 af_smbdirect_test_rx_delay_ms;
+
+static inline void sd_test_rx_delay(void)
+{
+	u32 ms = READ_ONCE(af_smbdirect_test_rx_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
+static inline void sd_test_rx_delay(void) {}
 #endif
 
 #endif

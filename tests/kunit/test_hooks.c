@@ -6,6 +6,8 @@
  * a 16-byte allocation. The VM harness does this after collecting the real
  * verdict, and requires a KASAN report naming this module: a run whose
  * detector is dead must not pass.
+ *
+ * af_smbdirect/test_rx_delay_ms: see test_hooks.h.
  */
 #include <linux/compiler.h>
 #include <linux/debugfs.h>
@@ -15,6 +17,8 @@
 #include "test_hooks.h"
 
 static struct dentry *af_smbdirect_test_dir;
+
+u32 af_smbdirect_test_rx_delay_ms;
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -46,6 +50,8 @@ void af_smbdirect_test_hooks_init(void)
 	af_smbdirect_test_dir = debugfs_create_dir("af_smbdirect", NULL);
 	debugfs_create_file("test_kasan_oob", 0200, af_smbdirect_test_dir, NULL,
 			    &kasan_oob_fops);
+	debugfs_create_u32("test_rx_delay_ms", 0600, af_smbdirect_test_dir,
+			   &af_smbdirect_test_rx_delay_ms);
 }
 
 void af_smbdirect_test_hooks_exit(void)

@@ -131,7 +131,7 @@ static void sd_established(struct sd_sock *sd)
 	 * The peer's first message came before the RTU: tell the IB CM, as
 	 * a QP's COMM_EST event would, so ESTABLISHED need not wait for it.
 	 */
-	if (sd->parent && !sd->cm_connected && sd->cm_id)
+	if (READ_ONCE(sd->parent) && !sd->cm_connected && sd->cm_id)
 		(void)rdma_notify(sd->cm_id, IB_EVENT_COMM_EST);
 	sd_child_ready(sd);
 	sd_wake(sd);

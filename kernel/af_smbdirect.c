@@ -415,6 +415,24 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 	return mask;
 }
 
+/*
+ * Copies in an ioctl struct that starts with its own u32 size: EFAULT if
+ * unreadable, EINVAL if the caller's size is below len. A larger size (a
+ * newer caller) is accepted; only len bytes are read.
+ */
+int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len)
+{
+	u32 size;
+	int n;
+
+	if (get_user(size, (const u32 __user *)src))
+		return -EFAULT;
+	n = sd_ioctl_copy_size(size, len, len);
+	if (n < 0)
+		return n;
+	return copy_from_user(dst, src, len) ? -EFAULT : 0;
+}
+
 static int sd_ioctl_get_params(struct sd_sock *sd, void __user *arg)
 {
 	struct smbdirect_params p = {};

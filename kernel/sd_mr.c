@@ -548,16 +548,13 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	struct iovec *iov = NULL;
 	struct sd_reg *reg = NULL;
 	struct sd_iov_cursor c;
-	u32 size, nr_mrs = 0, mr_pages, pages, i;
+	u32 nr_mrs = 0, mr_pages, pages, i;
 	u64 total, mr_bytes;
 	int err;
 
-	if (get_user(size, &ur->size))
-		return -EFAULT;
-	if (size < sizeof(r))
-		return -EINVAL;
-	if (copy_from_user(&r, ur, sizeof(r)))
-		return -EFAULT;
+	err = sd_ioctl_copy_in(&r, ur, sizeof(r));
+	if (err)
+		return err;
 	if ((r.flags & ~SD_REG_FLAGS) ||
 	    !(r.flags & (SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE)) ||
 	    !r.iov_count)
@@ -645,15 +642,12 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 	struct smbdirect_deregister __user *ud = arg;
 	struct smbdirect_deregister d;
 	struct sd_reg *reg = NULL, *r;
-	u32 size, i;
+	u32 i;
 	int err;
 
-	if (get_user(size, &ud->size))
-		return -EFAULT;
-	if (size < sizeof(d))
-		return -EINVAL;
-	if (copy_from_user(&d, ud, sizeof(d)))
-		return -EFAULT;
+	err = sd_ioctl_copy_in(&d, ud, sizeof(d));
+	if (err)
+		return err;
 	if (d.flags)
 		return -EINVAL;
 	err = sd_res_get(sd, false);

@@ -271,15 +271,11 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 	struct smbdirect_rdma r;
 	struct iovec *iov = NULL;
 	u64 local, remote, moved;
-	u32 size;
 	int err;
 
-	if (get_user(size, &ur->size))
-		return -EFAULT;
-	if (size < sizeof(r))
-		return -EINVAL;
-	if (copy_from_user(&r, ur, sizeof(r)))
-		return -EFAULT;
+	err = sd_ioctl_copy_in(&r, ur, sizeof(r));
+	if (err)
+		return err;
 	if (r.flags || !r.iov_count || !r.desc_count)
 		return -EINVAL;
 	if (r.iov_count > SMBDIRECT_IOV_MAX || r.desc_count > SMBDIRECT_DESC_MAX)

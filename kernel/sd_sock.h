@@ -171,6 +171,7 @@ static inline struct sd_sock *sd_sk(const struct sock *sk)
 extern spinlock_t sd_accept_lock;
 
 /* af_smbdirect.c */
+int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len);
 int sd_proto_init(void);
 void sd_proto_exit(void);
 int sd_sock_create(struct net *net, struct socket *sock, int family,

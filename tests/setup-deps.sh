@@ -16,9 +16,11 @@ bookworm=(
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev
+	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
+	nettle-dev
 	debian-archive-keyring ca-certificates
 )
-backports=(ksmbd-tools)
+backports=(ksmbd-tools smbclient)
 
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo

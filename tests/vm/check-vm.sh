@@ -33,10 +33,13 @@ if ! make --no-print-directory -C "$root/tests/selftests" KSRC="$src" \
 	tail -n 30 "$build/logs/selftests-$series.log"; rec fail selftests-build; exit 1
 fi
 
+# The user space does not depend on the kernel: one build serves both.
+us=$("$root/tests/userspace/build.sh" "$root" "$build") || { rec fail userspace-build; exit 1; }
+
 rm -rf "$out"
 mkdir -p "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} \
-	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir"
+	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir" "$us"
 vrc=$?
 if [ $vrc -ne 0 ]; then
 	rec fail "guest-run (exit $vrc)"
@@ -94,6 +97,8 @@ tap_dir() { # dir kind
 }
 tap_dir selftests selftest
 ls "$out"/selftests/*.tap >/dev/null 2>&1 || rec fail "selftests (none ran)"
+tap_dir userspace userspace
+ls "$out"/userspace/*.tap >/dev/null 2>&1 || rec fail "userspace (none ran)"
 tap_dir interop interop
 
 [ -f "$out/rmmod-failed" ] && rec fail rmmod || { [ -f "$out/loaded" ] && rec pass rmmod; }

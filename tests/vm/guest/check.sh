@@ -6,9 +6,10 @@
 # and leaves everything the host judges in $SD_OUT:
 #   kunit/<suite>.tap, selftests/<name>.tap, dmesg.txt, kmemleak.txt,
 #   canary-dmesg.txt
-# Usage: check.sh SELFTEST_DIR
+# Usage: check.sh SELFTEST_DIR USERSPACE_BUILD
 set -u
 selftests=$1
+export SD_US=${2:-}
 out=$SD_OUT
 mkdir -p "$out/kunit" "$out/selftests"
 
@@ -34,6 +35,19 @@ for t in "$selftests"/*; do
 	echo "guest: selftest $name"
 	(cd "$selftests" && timeout 600 "$t") > "$out/selftests/$name.tap" 2>&1
 	echo "exit $?" > "$out/selftests/$name.rc"
+done
+
+# User-space tests (tests/userspace/*.sh: libsmbdirect, the preload, the
+# smbdirect command, the installed files) print TAP. They run before the
+# interop scripts, which leave ksmbd running on the SMB ports.
+mkdir -p "$out/userspace"
+for t in "$SD_REPO"/tests/userspace/*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	[ "$name" = build ] && continue
+	echo "guest: userspace $name"
+	SD_SELFTESTS=$selftests timeout 900 bash "$t" > "$out/userspace/$name.tap" 2>&1
+	echo "exit $?" > "$out/userspace/$name.rc"
 done
 
 # Interop scripts (tests/interop/*.sh) print TAP; they start and stop the

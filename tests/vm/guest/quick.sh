@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest half of tests/vm/quick.sh: quick.sh SELFTEST_DIR USERSPACE_BUILD SCRIPT...
+set -u
+selftests=$1
+export SD_US=$2
+shift 2
+out=$SD_OUT
+mkdir -p "$out/tap"
+insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { dmesg > "$out/dmesg.txt"; exit 1; }
+for t in "$@"; do
+	name=$(basename "$t" .sh)
+	echo "guest: $t"
+	case $t in
+	*.sh) SD_SELFTESTS=$selftests timeout 900 bash "$SD_REPO/$t" ;;
+	*) (cd "$selftests" && timeout 600 "$SD_REPO/$t") ;;
+	esac > "$out/tap/$name.tap" 2>&1
+	echo "# exit $?" >> "$out/tap/$name.tap"
+done
+rmmod af_smbdirect || echo "guest: rmmod failed" >> "$out/tap/rmmod.tap"
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > "$out/kmemleak.txt"
+fi
+dmesg > "$out/dmesg.txt"
+exit 0

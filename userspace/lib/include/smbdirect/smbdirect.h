@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libsmbdirect: the C API over af_smbdirect.ko's socket UAPI
+ * (<linux/smbdirect.h>), for SMB servers and clients written in C.
+ *
+ * Conventions (those of liburing):
+ *  - every call returns 0 or a non-negative result on success and -errno
+ *    on failure; errno is never the error channel;
+ *  - the library never hides the kernel's errors: an error the kernel
+ *    returned is passed on as it is;
+ *  - no hidden global state beyond one cached number, the address family
+ *    af_smbdirect.ko took (re-read when the module was reloaded);
+ *  - every function has a man page, smbdirect_<name>(3).
+ */
+#ifndef SMBDIRECT_SMBDIRECT_H
+#define SMBDIRECT_SMBDIRECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <linux/smbdirect.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SMBDIRECT_LIB_VERSION_MAJOR 0
+#define SMBDIRECT_LIB_VERSION_MINOR 1
+
+/* "0.1": the library's version. */
+const char *smbdirect_version(void);
+
+/* --- is the module there? ------------------------------------------------ */
+
+/*
+ * The address family af_smbdirect.ko registered (read from
+ * SMBDIRECT_FAMILY_SYSFS), or -ENOENT when the module is not loaded.
+ */
+int smbdirect_family(void);
+
+/*
+ * 0 when SMB-Direct sockets can be created; else -errno and, if why is not
+ * NULL, a sentence a person can act on ("af_smbdirect is not loaded:
+ * modprobe af_smbdirect") written to why (always NUL-terminated).
+ */
+int smbdirect_available(char *why, size_t why_len);
+
+/* --- sockets -------------------------------------------------------------- */
+
+/*
+ * A new SMB-Direct socket. domain: AF_INET, AF_INET6 or AF_UNSPEC (the
+ * addresses passed to bind/connect decide); type: SOCK_STREAM or
+ * SOCK_SEQPACKET, optionally or'ed with SOCK_CLOEXEC / SOCK_NONBLOCK;
+ * flags: SOCK_CLOEXEC | SOCK_NONBLOCK. Returns the fd.
+ */
+int smbdirect_socket(int domain, int type, int flags);
+
+/*
+ * socket + connect in one call. With SOCK_NONBLOCK in flags the fd is
+ * returned while the connection is still being made (poll for POLLOUT,
+ * then SO_ERROR). Returns the fd.
+ */
+int smbdirect_connect(const struct sockaddr *addr, socklen_t addr_len, int type,
+		      int flags);
+
+/* socket + bind + listen in one call. Returns the listening fd. */
+int smbdirect_listen(const struct sockaddr *addr, socklen_t addr_len, int type,
+		     int flags, int backlog);
+
+/* accept4() on a listening SMB-Direct socket. Returns the new fd. */
+int smbdirect_accept(int listen_fd, struct sockaddr *addr, socklen_t *addr_len,
+		     int flags);
+
+/*
+ * Numeric host ("10.0.0.1", "fd00::1", "::") and port ("445") to a
+ * sockaddr_in/sockaddr_in6. host NULL means the wildcard of AF_INET6.
+ */
+int smbdirect_parse_address(const char *host, const char *port,
+			    struct sockaddr_storage *addr, socklen_t *addr_len);
+
+/* The connection's negotiated parameters (SMBDIRECT_IOC_GET_PARAMS). */
+int smbdirect_connection_get_parameters(int fd, struct smbdirect_params *params);
+
+/*
+ * SOL_SMBDIRECT options: set before connect() or listen(). The generic pair
+ * takes an SMBDIRECT_OPT_* name; the typed ones name the option.
+ */
+int smbdirect_set_option(int fd, int option, uint32_t value);
+int smbdirect_get_option(int fd, int option, uint32_t *value);
+int smbdirect_set_receive_credit_max(int fd, uint32_t value);
+int smbdirect_get_receive_credit_max(int fd, uint32_t *value);
+int smbdirect_set_send_credit_target(int fd, uint32_t value);
+int smbdirect_get_send_credit_target(int fd, uint32_t *value);
+int smbdirect_set_max_send_size(int fd, uint32_t value);
+int smbdirect_get_max_send_size(int fd, uint32_t *value);
+int smbdirect_set_max_receive_size(int fd, uint32_t value);
+int smbdirect_get_max_receive_size(int fd, uint32_t *value);
+int smbdirect_set_max_fragmented_size(int fd, uint32_t value);
+int smbdirect_get_max_fragmented_size(int fd, uint32_t *value);
+int smbdirect_set_max_read_write_size(int fd, uint32_t value);
+int smbdirect_get_max_read_write_size(int fd, uint32_t *value);
+int smbdirect_set_keepalive_interval(int fd, uint32_t seconds);
+int smbdirect_get_keepalive_interval(int fd, uint32_t *seconds);
+
+/* "InfiniBand", "RoCE", "iWARP" or "unknown" for SMBDIRECT_TRANSPORT_*. */
+const char *smbdirect_transport_name(uint32_t transport);
+
+/* --- RDMA: buffer descriptors V1 (the SMB3 READ/WRITE offload) ------------ */
+
+/*
+ * A live registration: the descriptors to put into SMB2 READ/WRITE
+ * (ReadChannelInfo / WriteChannelInfo, little-endian as on the wire) and
+ * the id the kernel knows it by. desc is allocated by the library and
+ * freed by smbdirect_rdma_v1_deregister().
+ */
+struct smbdirect_rdma_v1_registration {
+	uint64_t id;
+	struct smbdirect_buffer_descriptor_v1 *desc;
+	uint32_t desc_count;
+	uint32_t flags;		/* as registered */
+};
+
+/*
+ * Registers iov for the peer with flags SMBDIRECT_ACCESS_PEER_READ and/or
+ * _PEER_WRITE, optionally SMBDIRECT_REG_REMOTE_INVALIDATE. The descriptor
+ * array is sized by the library (it retries with the count the kernel asks
+ * for on ENOSPC). On failure *reg is zeroed.
+ */
+int smbdirect_rdma_v1_register(int fd, const struct iovec *iov, int iov_count,
+			       uint32_t flags,
+			       struct smbdirect_rdma_v1_registration *reg);
+
+/*
+ * Invalidates and unpins. Returns the SMBDIRECT_REG_STATE_* bits (>= 0):
+ * SMBDIRECT_REG_STATE_REMOTE_INVALIDATED when the peer had invalidated the
+ * token with send-with-invalidate. The descriptor array is freed and *reg
+ * zeroed whatever the result (also on -ENOENT: the registration was
+ * released with the RDMA device).
+ */
+int smbdirect_rdma_v1_deregister(int fd,
+				 struct smbdirect_rdma_v1_registration *reg);
+
+/*
+ * RDMA READ from the peer's descriptors into iov (an SMB2 WRITE on a
+ * server), RDMA WRITE from iov into them (an SMB2 READ). Return the bytes
+ * moved: min(local bytes, descriptor bytes).
+ */
+ssize_t smbdirect_rdma_v1_readv(int fd, const struct iovec *iov, int iov_count,
+				const struct smbdirect_buffer_descriptor_v1 *desc,
+				uint32_t desc_count);
+ssize_t smbdirect_rdma_v1_writev(int fd, const struct iovec *iov, int iov_count,
+				 const struct smbdirect_buffer_descriptor_v1 *desc,
+				 uint32_t desc_count);
+
+/* --- send with remote invalidation ---------------------------------------- */
+
+/* Room for the control message: CMSG_SPACE(sizeof(uint32_t)). */
+#define SMBDIRECT_CMSG_INVALIDATE_SPACE 24
+
+/*
+ * Writes the SMBDIRECT_CMSG_SEND_INVALIDATE control message for token into
+ * control (control_len >= SMBDIRECT_CMSG_INVALIDATE_SPACE) and points
+ * msg->msg_control/msg_controllen at it.
+ */
+int smbdirect_cmsg_invalidate(struct msghdr *msg, void *control,
+			      size_t control_len, uint32_t token);
+
+/*
+ * sendmsg of iov that invalidates the peer's token (host order of the
+ * descriptor's __le32) with its last PDU. Returns the bytes taken.
+ */
+ssize_t smbdirect_send_with_invalidate(int fd, const struct iovec *iov,
+				       int iov_count, uint32_t token,
+				       int msg_flags);
+
+/* --- RDMA-capable interfaces (SMB3 multichannel) ---------------------------- */
+
+#define SMBDIRECT_IF_RDMA_CAPABLE 0x1 /* announce with RDMA_CAPABLE */
+#define SMBDIRECT_IF_UP 0x2	      /* IFF_UP and carrier */
+
+/* smbdirect_interfaces() flags */
+#define SMBDIRECT_IF_LIST_ALL 0x1 /* also interfaces without an RDMA device */
+
+struct smbdirect_interface {
+	int ifindex;
+	char name[16];			/* IFNAMSIZ */
+	char rdma_device[64];		/* "" when none */
+	uint32_t rdma_port;
+	uint32_t transport;		/* SMBDIRECT_TRANSPORT_*, 0 none */
+	uint32_t flags;			/* SMBDIRECT_IF_* */
+	uint64_t speed_bps;		/* link speed, 0 unknown */
+	char reason[96];		/* why it is (not) RDMA-capable */
+	uint32_t addr_count;
+	struct sockaddr_storage *addrs;	/* IPv4 and IPv6 addresses */
+};
+
+/*
+ * The interfaces that carry an RDMA device (all of them with
+ * SMBDIRECT_IF_LIST_ALL), with addresses, speed and transport: what a
+ * server needs for FSCTL_QUERY_NETWORK_INTERFACE_INFO. *list is freed
+ * with smbdirect_interfaces_free(). Returns the number of entries.
+ */
+int smbdirect_interfaces(struct smbdirect_interface **list, uint32_t flags);
+void smbdirect_interfaces_free(struct smbdirect_interface *list, int count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMBDIRECT_SMBDIRECT_H */

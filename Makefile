@@ -8,7 +8,10 @@
 #   make check-host      host unit tests (ASan/UBSan), fuzzers, coverage
 #   make check-module    compile tests: Debian 12 6.1 headers and both test kernels
 #   make check-vm        KUnit + kselftests in the test VM (VM_KERNELS="7.2" for one)
-#   make install         install the module (and uapi header) for KDIR
+#   make install         install the module for KDIR and the user space
+#                        (library, headers, pkg-config/CMake files, preload,
+#                        tool, man pages, uapi header); DESTDIR, PREFIX
+#   make userspace       build libsmbdirect, the preload and the smbdirect command
 #   make bench           benchmark against perftest (non-debug kernel; not a test)
 #
 ifneq ($(KERNELRELEASE),)
@@ -17,6 +20,7 @@ else
 
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 BUILD ?= $(ROOT)/build
+PREFIX ?= /usr/local
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.12 7.2
 RESULTS := $(BUILD)/results.txt
@@ -27,8 +31,9 @@ export SMBDIRECT_RESULTS := $(RESULTS)
 sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
-.PHONY: all module modules install clean deps demo check check-host \
-	check-module check-vm summary results-reset help bench
+.PHONY: all module modules install install-module install-userspace userspace \
+	clean deps demo check check-host check-module check-vm summary \
+	results-reset help bench
 
 all module modules:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) does not exist: install the" \
@@ -37,10 +42,29 @@ all module modules:
 	$(MAKE) -C $(KDIR) M=$(MDIR) W=1 SMBDIRECT_KUNIT=$(SMBDIRECT_KUNIT) modules
 	@echo "built $(MDIR)/af_smbdirect.ko against $(KDIR)"
 
-install: module
-	$(MAKE) -C $(KDIR) M=$(MDIR) modules_install
-	install -D -m 0644 $(ROOT)/uapi/linux/smbdirect.h \
-		$(DESTDIR)/usr/include/linux/smbdirect.h
+# The module goes where the kernel's modules_install puts it (under DESTDIR
+# when given); without a KDIR to build against it is skipped, loudly.
+install: install-module install-userspace
+
+install-module:
+	@if [ -d $(KDIR) ]; then \
+		$(MAKE) --no-print-directory module KDIR=$(KDIR) BUILD=$(BUILD) && \
+		$(MAKE) -C $(KDIR) M=$(MDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) \
+			modules_install; \
+	else \
+		echo "install: KDIR=$(KDIR) does not exist: af_smbdirect.ko not" \
+			"installed (pass KDIR=<kernel build dir>)"; \
+	fi
+
+USERSPACE_BUILD := $(BUILD)/userspace/build
+userspace:
+	@mkdir -p $(BUILD)/userspace
+	cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DSD_HOST_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(USERSPACE_BUILD) -j $$(($$(nproc) + 1))
+
+install-userspace: userspace
+	DESTDIR=$(DESTDIR) cmake --install $(USERSPACE_BUILD) --prefix $(PREFIX)
 
 deps:
 	@$(ROOT)/tests/setup-deps.sh
@@ -87,5 +111,5 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,14p' $(ROOT)/Makefile
+	@sed -n '3,17p' $(ROOT)/Makefile
 endif

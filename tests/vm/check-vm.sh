@@ -34,7 +34,7 @@ if ! make --no-print-directory -C "$root/tests/selftests" KSRC="$src" \
 fi
 
 # The user space does not depend on the kernel: one build serves both.
-us=$("$root/tests/userspace/build.sh" "$root" "$build") || { rec fail userspace-build; exit 1; }
+us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") || { rec fail userspace-build; exit 1; }
 
 rm -rf "$out"
 mkdir -p "$out"

@@ -13,6 +13,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build}
 series=${1:?usage: quick.sh SERIES SCRIPT...}
 shift
+# One quick run at a time on this machine: runs share the build tree and two
+# TCG guests on two cores only slow each other down.
+mkdir -p "$build"
+exec 8>"$build/.quick.lock"
+if ! flock -n 8; then
+	echo "quick: waiting for another quick.sh run to finish" >&2
+	flock 8
+fi
 kdir=$("$root/tests/vm/build-kernel.sh" "$series") || exit 1
 src=$("$root/tests/vm/fetch-kernel.sh" "$series") || exit 1
 mkdir -p "$build/logs"
@@ -24,7 +32,7 @@ sdir=$build/selftests/$series
 make --no-print-directory -C "$root/tests/selftests" KSRC="$src" OUT="$sdir" \
 	ROOT="$root" >"$build/logs/selftests-quick-$series.log" 2>&1 ||
 	{ tail -n 30 "$build/logs/selftests-quick-$series.log"; exit 1; }
-us=$("$root/tests/userspace/build.sh" "$root" "$build") || exit 1
+us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") || exit 1
 out=$build/vm/quick-$series-$$
 mkdir -p "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1200} \

@@ -65,16 +65,49 @@ static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
 			 sd->transport == SMBDIRECT_TRANSPORT_IWARP);
 	/* Inside the handler: rdma_connect() would take its mutex again. */
 	err = rdma_connect_locked(id, &p);
-	if (!err)
+	if (!err) {
 		sd->qp_used = true;
+		sd->active = true;
+	}
 	return err;
 }
 
-static void sd_cm_established(struct sd_sock *sd)
+/*
+ * The active side learns the depths the peer accepted with. ib_cm hands
+ * the REP over from our point of view and programs the QP with exactly
+ * that (max_rd_atomic = the peer's responder resources), 0 included.
+ * iw_cm reports an established connection from the peer's point of view
+ * (seen with siw and irdma; the in-tree smbdirect swaps likewise), and a
+ * legacy MPA v1 peer answers in the private data, as cifs.ko and ksmbd do.
+ */
+static void sd_cm_active_depths(struct sd_sock *sd,
+				const struct rdma_conn_param *rep)
+{
+	u32 serves = rep->initiator_depth, issues = rep->responder_resources;
+	bool iwarp = sd->transport == SMBDIRECT_TRANSPORT_IWARP;
+
+	if (iwarp && rep->private_data_len == 2 * sizeof(__be32) &&
+	    rep->private_data) {
+		const __be32 *hdr = rep->private_data;
+
+		serves = be32_to_cpu(hdr[0]);
+		issues = be32_to_cpu(hdr[1]);
+	} else if (iwarp) {
+		serves = rep->responder_resources;
+		issues = rep->initiator_depth;
+	}
+	sd_rd_depths(&sd->initiator_depth, &sd->responder_resources,
+		     serves, issues, !iwarp);
+}
+
+static void sd_cm_established(struct sd_sock *sd,
+			      const struct rdma_conn_param *rep)
 {
 	struct sd_core_actions act;
 
 	spin_lock_bh(&sd->lock);
+	if (sd->active && !sd->cm_connected)
+		sd_cm_active_depths(sd, rep);
 	sd->cm_connected = true;
 	if (sd->cm_id)
 		sd_cm_save_addrs(sd, sd->cm_id);
@@ -137,7 +170,12 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	struct rdma_conn_param p;
 	__be32 ird_ord[2];
 	bool legacy = false;
-	u32 peer_ird = req->responder_resources, peer_ord = req->initiator_depth;
+	/*
+	 * ib_cm and iw_cm deliver a connect request from our point of view:
+	 * initiator_depth is what the peer serves (its responder resources),
+	 * responder_resources what it issues (its initiator depth).
+	 */
+	u32 peer_ird = req->initiator_depth, peer_ord = req->responder_resources;
 	bool ok;
 
 	spin_lock_bh(&sd_accept_lock);
@@ -186,8 +224,8 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 		legacy = true;
 	}
 	/* We serve at most the reads it issues and issue at most it serves. */
-	child->responder_resources = min_t(u32, child->responder_resources, peer_ord);
-	child->initiator_depth = min_t(u32, child->initiator_depth, peer_ird);
+	sd_rd_depths(&child->initiator_depth, &child->responder_resources,
+		     peer_ird, peer_ord, false);
 	sd_cm_conn_param(child, &p, ird_ord, legacy);
 	if (rdma_accept(id, &p))
 		goto abort;
@@ -236,7 +274,7 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			   -ECONNRESET : -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		sd_cm_established(sd);
+		sd_cm_established(sd, &ev->param.conn);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		sd_cm_disconnected(sd);

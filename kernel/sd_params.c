@@ -167,6 +167,15 @@ int sd_params_init(void)
 	return err;
 }
 
+void sd_rd_depths(u8 *initiator_depth, u8 *responder_resources,
+		  u32 peer_serves, u32 peer_issues, bool zero_is_stated)
+{
+	if (peer_serves || zero_is_stated)
+		*initiator_depth = min_t(u32, *initiator_depth, peer_serves);
+	if (peer_issues || zero_is_stated)
+		*responder_resources = min_t(u32, *responder_resources, peer_issues);
+}
+
 int sd_ioctl_copy_size(u32 user_size, size_t v1_size, size_t our_size)
 {
 	if (user_size < v1_size)

@@ -42,6 +42,18 @@ void sd_opts_default(struct sd_opts *o);
 int sd_params_init(void);
 
 /*
+ * RDMA READ depths after the connection manager's exchange. peer_serves is
+ * how many of our READs the peer serves at once (its responder resources:
+ * bounds our initiator depth), peer_issues how many READs it may have
+ * outstanding against us (its initiator depth: bounds our responder
+ * resources). With zero_is_stated false a 0 means the peer stated nothing
+ * (iWARP MPA v1 carries no IRD/ORD) and our value stays; with it true the
+ * peer really offered 0 (an IB CM REP programs the QP with it).
+ */
+void sd_rd_depths(u8 *initiator_depth, u8 *responder_resources,
+		  u32 peer_serves, u32 peer_issues, bool zero_is_stated);
+
+/*
  * The size-first ioctl rule: a caller's struct shorter than v1 is EINVAL,
  * a longer one gets only what we know. Returns the bytes to copy back.
  */

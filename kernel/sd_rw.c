@@ -308,6 +308,11 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 		err = -EMSGSIZE;
 		goto out_put;
 	}
+	/* The peer accepted the connection serving no RDMA READ at all. */
+	if (read && !READ_ONCE(sd->initiator_depth)) {
+		err = -EOPNOTSUPP;
+		goto out_put;
+	}
 	q = kzalloc(sizeof(*q), GFP_KERNEL);
 	if (q)
 		q->chunks = kcalloc(sd->rw_depth, sizeof(*q->chunks), GFP_KERNEL);

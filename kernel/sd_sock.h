@@ -101,6 +101,7 @@ struct sd_sock {
 	/* Serialises creating transport resources with tearing them down. */
 	struct mutex res_mutex;
 	bool qp_used;		/* connect/accept ran: the QP needs draining */
+	bool active;		/* we sent the connect request (rdma_connect) */
 	bool id_owned_by_cm;	/* rdma_cm destroys cm_id (handler returned 1) */
 
 	spinlock_t lock;	/* see the order at the top of this file */

@@ -22,10 +22,21 @@ set -u
 client=$(helper interop_ksmbd_client)
 share=/tmp/sd-ksmbd-share
 
+# What ksmbd accepts our request (8/8) with, seen from our side: 7.x's
+# shared smbdirect serves 1 READ and issues up to 8, so we may issue 1 and
+# serve 8.
+ksmbd_rd_depths() { # case-name
+	case $(uname -r) in
+	7.*) echo 1/8 ;;
+	*) echo "" ;;
+	esac
+}
+
 # case NAME ADDR PORT
 run_case() {
 	local name=$1 log=/tmp/sd-ksmbd-$1.log rc why
-	timeout -s KILL 120 "$client" "$2" "$3" >"$log" 2>&1
+	SD_EXPECT_RD_DEPTHS=$(ksmbd_rd_depths "$name") \
+		timeout -s KILL 120 "$client" "$2" "$3" >"$log" 2>&1
 	rc=$?
 	sed "s/^/# $name: /" "$log"
 	if [ "$rc" -eq 0 ]; then

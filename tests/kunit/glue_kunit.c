@@ -216,6 +216,37 @@ static void glue_addr_connect_v6(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sd_addr_check(a, sizeof(sin6), true), 0);
 }
 
+/* cifs.ko asks 32 responder resources, initiator depth 1; ksmbd answers 1/8. */
+static void glue_rd_depths_cifs_request(struct kunit *test)
+{
+	u8 ird = 8, rr = 8;
+
+	/* It serves 32 of our READs and issues 1 against us. */
+	sd_rd_depths(&ird, &rr, 32, 1, false);
+	KUNIT_EXPECT_EQ(test, ird, 8);
+	KUNIT_EXPECT_EQ(test, rr, 1);
+}
+
+static void glue_rd_depths_zero(struct kunit *test)
+{
+	u8 ird = 8, rr = 8;
+
+	/* iWARP MPA v1: nothing stated, ours stay. */
+	sd_rd_depths(&ird, &rr, 0, 0, false);
+	KUNIT_EXPECT_EQ(test, ird, 8);
+	KUNIT_EXPECT_EQ(test, rr, 8);
+	/* An IB CM REP with 0 responder resources: the QP serves none. */
+	sd_rd_depths(&ird, &rr, 0, 4, true);
+	KUNIT_EXPECT_EQ(test, ird, 0);
+	KUNIT_EXPECT_EQ(test, rr, 4);
+	/* Never above ours. */
+	ird = 2;
+	rr = 3;
+	sd_rd_depths(&ird, &rr, 255, 255, true);
+	KUNIT_EXPECT_EQ(test, ird, 2);
+	KUNIT_EXPECT_EQ(test, rr, 3);
+}
+
 static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_opt_credits),
 	KUNIT_CASE(glue_opt_pdu_sizes),
@@ -229,6 +260,8 @@ static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_addr_bind_allows_wildcard),
 	KUNIT_CASE(glue_addr_connect_v4),
 	KUNIT_CASE(glue_addr_connect_v6),
+	KUNIT_CASE(glue_rd_depths_cifs_request),
+	KUNIT_CASE(glue_rd_depths_zero),
 	{}
 };
 

@@ -95,10 +95,14 @@ int main(int argc, char **argv)
 	}
 	printf("negotiated: version 0x%x transport %u max_send_size %u max_receive_size %u "
 	       "max_fragmented_send_size %u max_fragmented_receive_size %u "
-	       "send_credit_target %u receive_credit_max %u keepalive_interval %u\n",
+	       "send_credit_target %u receive_credit_max %u keepalive_interval %u "
+	       "initiator_depth %u responder_resources %u\n",
 	       p.version, p.transport, p.max_send_size, p.max_receive_size,
 	       p.max_fragmented_send_size, p.max_fragmented_receive_size,
-	       p.send_credit_target, p.receive_credit_max, p.keepalive_interval);
+	       p.send_credit_target, p.receive_credit_max, p.keepalive_interval,
+	       p.initiator_depth, p.responder_resources);
+	if (sd_check_rd_depths(&p))
+		return 1;
 
 	msg = malloc(1 << 20);
 	len = sd_stream_recv(fd, msg, 1 << 20);

@@ -76,6 +76,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "GET_PARAMS: version 0x%x, not 0x100\n", p.version);
 		return 1;
 	}
+	if (sd_check_rd_depths(&p))
+		return 1;
 
 	len = sd_smb2_negotiate_request(req, dialects, ndialects);
 	r = sd_stream_send(fd, req, len);

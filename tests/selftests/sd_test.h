@@ -636,6 +636,32 @@ static inline int sd_get_params(int fd, struct smbdirect_params *p)
 	return ioctl(fd, SMBDIRECT_IOC_GET_PARAMS, p) ? -errno : 0;
 }
 
+/*
+ * The interop peers: SD_EXPECT_RD_DEPTHS="I/R" is the initiator depth and
+ * responder resources GET_PARAMS must show after the connection manager's
+ * exchange with a real peer (cifs.ko asks 32 responder resources and
+ * initiator depth 1, so our server must end at 8/1; ksmbd answers 1/8, so
+ * our client must end at 1/8). Prints why and returns -1 on a mismatch.
+ */
+static inline int sd_check_rd_depths(const struct smbdirect_params *p)
+{
+	const char *want = getenv("SD_EXPECT_RD_DEPTHS");
+	unsigned int ird, rr;
+
+	if (!want || !*want)
+		return 0;
+	if (sscanf(want, "%u/%u", &ird, &rr) != 2) {
+		fprintf(stderr, "SD_EXPECT_RD_DEPTHS=%s is not I/R\n", want);
+		return -1;
+	}
+	if (p->initiator_depth != ird || p->responder_resources != rr) {
+		fprintf(stderr, "RDMA read depths: initiator_depth %u responder_resources %u, "
+			"expected %u/%u\n", p->initiator_depth, p->responder_resources, ird, rr);
+		return -1;
+	}
+	return 0;
+}
+
 static inline int sd_setopt(int fd, int opt, int value)
 {
 	return setsockopt(fd, SOL_SMBDIRECT, opt, &value, sizeof(value)) ? -errno : 0;

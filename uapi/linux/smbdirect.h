@@ -114,8 +114,10 @@ struct smbdirect_params {
 	__u32 max_read_write_size;
 	__u32 send_credit_target;	/* what the peer asked of us */
 	__u32 receive_credit_max;	/* receives we keep posted */
-	__u32 initiator_depth;		/* RDMA reads we issue at once */
-	__u32 responder_resources;	/* RDMA reads we serve at once */
+	__u32 initiator_depth;		/* RDMA reads we issue at once: at most
+					 * what the peer serves (0: none) */
+	__u32 responder_resources;	/* RDMA reads we serve at once: at most
+					 * what the peer issues */
 	__u32 keepalive_interval;	/* seconds; 0 off */
 	__u32 transport;		/* SMBDIRECT_TRANSPORT_* */
 	__u32 reserved;
@@ -245,6 +247,8 @@ struct smbdirect_deregister {
  *              than max_read_write_size bytes to move (the limit applies
  *              to the bytes moved, min(local, descriptors))
  *   EFAULT     an unmapped local range, or read-only memory for READV
+ *   EOPNOTSUPP READV on a connection whose peer serves no RDMA READ
+ *              (initiator_depth 0 in GET_PARAMS); nothing was moved
  *   EACCES     the peer refused the access (a dead token, a range outside
  *              its registration, or a direction it did not grant)
  *   ECONNRESET, ETIMEDOUT, EIO  the transfer failed at the transport level

@@ -8,6 +8,7 @@
 #   make check-host      host unit tests (ASan/UBSan), fuzzers, coverage
 #   make check-module    compile tests: Debian 12 6.1 headers and both test kernels
 #   make check-vm        KUnit + kselftests in the test VM (VM_KERNELS="7.2" for one)
+#   make check-demo      `make demo` into a build directory that does not exist yet
 #   make install         install the module for KDIR and the user space
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
@@ -32,7 +33,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace \
-	clean deps demo check check-host check-module check-vm summary \
+	clean deps demo check check-host check-module check-vm check-demo summary \
 	results-reset help bench
 
 all module modules:
@@ -77,6 +78,7 @@ check: deps results-reset
 	$(MAKE) --no-print-directory check-host NO_RESET=1 || rc=1; \
 	$(MAKE) --no-print-directory check-module NO_RESET=1 || rc=1; \
 	$(MAKE) --no-print-directory check-vm NO_RESET=1 || rc=1; \
+	$(MAKE) --no-print-directory check-demo NO_RESET=1 || rc=1; \
 	$(ROOT)/tests/summary.sh $(RESULTS) || rc=1; \
 	exit $$rc
 
@@ -101,6 +103,21 @@ check-vm: $(if $(NO_RESET),,deps)
 	done $(sd_summary); \
 	exit $$rc
 
+# `make demo` as a fresh clone runs it: into a build directory that does
+# not exist yet.
+check-demo: $(if $(NO_RESET),,deps)
+	@$(sd_reset) rc=0; \
+	rm -rf $(BUILD)/demo-fresh; \
+	if $(MAKE) --no-print-directory demo BUILD=$(BUILD)/demo-fresh \
+			>$(BUILD)/demo-fresh.log 2>&1; then \
+		echo "pass demo/make-demo-fresh-build" >>$(RESULTS); \
+		tail -n 1 $(BUILD)/demo-fresh.log; \
+	else \
+		echo "fail demo/make-demo-fresh-build" >>$(RESULTS); \
+		tail -n 40 $(BUILD)/demo-fresh.log; rc=1; \
+	fi $(sd_summary); \
+	exit $$rc
+
 bench: deps
 	@$(ROOT)/tests/bench/run.sh $(ROOT) $(BUILD)
 
@@ -111,5 +128,5 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,17p' $(ROOT)/Makefile
+	@sed -n '3,18p' $(ROOT)/Makefile
 endif

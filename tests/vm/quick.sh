@@ -32,7 +32,8 @@ sdir=$build/selftests/$series
 make --no-print-directory -C "$root/tests/selftests" KSRC="$src" OUT="$sdir" \
 	ROOT="$root" >"$build/logs/selftests-quick-$series.log" 2>&1 ||
 	{ tail -n 30 "$build/logs/selftests-quick-$series.log"; exit 1; }
-us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") || exit 1
+us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") ||
+	echo "quick: the user space did not build: scripts that need it will fail" >&2
 out=$build/vm/quick-$series-$$
 mkdir -p "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1200} \

@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * smbdirect perf: throughput and latency over an SMB-Direct connection, as
+ * perftest measures the verbs underneath (ib_send_bw, ib_send_lat,
+ * ib_read_bw, ib_write_bw):
+ *   send      the client sends SIZE-byte messages for --time; the server
+ *             counts them (SOCK_SEQPACKET, one message per sendmsg)
+ *   latency   ping-pong of SIZE-byte messages; one-way latency = half the
+ *             round trip, as perftest's t_avg
+ *   read      the server registers SIZE bytes (PEER_READ); the client
+ *             RDMA-reads them with RDMA_READV, one call after the other
+ *   write     the same with PEER_WRITE and RDMA_WRITEV
+ *   register  the client registers and deregisters SIZE bytes of its own
+ *             (REGISTER + DEREGISTER pairs; no data moves)
+ * The first operations are untimed (warm-up) and check the data: read
+ * compares what it read with the server's pattern, write has the server
+ * compare its buffer at the end, send and latency compare counts and sizes.
+ */
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+#include <smbdirect/smbdirect.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "json.hpp"
+#include "units.hpp"
+#include "wire.hpp"
+
+using namespace sd::tool;
+
+namespace {
+
+constexpr std::string_view cmd = "perf";
+
+constexpr OptionSpec specs[] = {
+	{ "listen", 'l', false }, { "once", 0, false },	   { "test", 't', true },
+	{ "size", 's', true },	  { "time", 'D', true },   { "iters", 'n', true },
+	{ "json", 'j', false },	  { "verbose", 'v', false },
+};
+
+constexpr std::string_view help =
+	"Usage: smbdirect perf -l [--once] [-v] [ADDR] PORT\n"
+	"       smbdirect perf [--test TEST] [--size SIZE] [--time SECONDS | --iters N]\n"
+	"                      [--json] ADDR PORT\n"
+	"\n"
+	"Measures throughput and latency against a `smbdirect perf -l` server.\n"
+	"\n"
+	"  -l, --listen       serve clients on [ADDR] PORT, one after the other, until\n"
+	"                     killed (default: all addresses)\n"
+	"      --once         with -l: serve one client and exit with its result\n"
+	"  -t, --test TEST    send      SIZE-byte messages for the time (default)\n"
+	"                     latency   message ping-pong (one-way = round trip / 2)\n"
+	"                     read      RDMA_READV of a buffer the server registered\n"
+	"                     write     RDMA_WRITEV into a buffer the server registered\n"
+	"                     register  REGISTER + DEREGISTER of a local buffer\n"
+	"  -s, --size SIZE    bytes per message (its 4-byte tag included) or per RDMA\n"
+	"                     call (default 1M; 64 for latency); 64K, 1M, 8MiB...\n"
+	"  -D, --time SECS    how long to measure (default 5)\n"
+	"  -n, --iters N      measure N operations instead\n"
+	"  -j, --json         one JSON object (keys in smbdirect-perf(8))\n"
+	"  -v, --verbose      server: say when listening and what each client did\n"
+	"  -h, --help         this text\n";
+
+enum class Test : uint32_t { Send = 1, Latency = 2, Read = 3, Write = 4, Register = 5 };
+
+struct TestName {
+	std::string_view name;
+	Test test;
+};
+constexpr TestName test_names[] = {
+	{ "send", Test::Send },	  { "latency", Test::Latency },	  { "read", Test::Read },
+	{ "write", Test::Write }, { "register", Test::Register },
+};
+
+std::string_view name_of(Test t)
+{
+	for (const auto &n : test_names)
+		if (n.test == t)
+			return n.name;
+	return "?";
+}
+
+/* Untimed operations before the measurement. */
+constexpr int warmup = 3;
+
+/* A pattern of 64-bit words that differs per word and per seed. */
+uint64_t pattern(size_t word, unsigned seed)
+{
+	return (word + 1) * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(seed) << 56;
+}
+
+void fill(uint8_t *p, size_t size, unsigned seed)
+{
+	for (size_t i = 0; i < size / 8; i++) {
+		uint64_t v = pattern(i, seed);
+		std::memcpy(p + i * 8, &v, 8);
+	}
+}
+
+bool check(const uint8_t *p, size_t size, unsigned seed)
+{
+	for (size_t i = 0; i < size / 8; i++) {
+		uint64_t v;
+		std::memcpy(&v, p + i * 8, 8);
+		if (v != pattern(i, seed))
+			return false;
+	}
+	return true;
+}
+
+constexpr unsigned read_seed = 0x52, write_seed = 0x57;
+
+class Buffer {
+public:
+	Buffer() = default;
+	Buffer(const Buffer &) = delete;
+	Buffer &operator=(const Buffer &) = delete;
+	~Buffer()
+	{
+		if (p_)
+			munmap(p_, len_);
+	}
+	std::error_code map(size_t len)
+	{
+		void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (p == MAP_FAILED)
+			return { errno, std::system_category() };
+		p_ = p;
+		len_ = len;
+		return {};
+	}
+	uint8_t *data() const
+	{
+		return static_cast<uint8_t *>(p_);
+	}
+
+private:
+	void *p_ = nullptr;
+	size_t len_ = 0;
+};
+
+class Registration {
+public:
+	explicit Registration(int fd) : fd_(fd)
+	{
+	}
+	Registration(const Registration &) = delete;
+	Registration &operator=(const Registration &) = delete;
+	~Registration()
+	{
+		release();
+	}
+	int add(uint8_t *p, size_t len, uint32_t flags)
+	{
+		iovec iov = { p, len };
+		int rc = smbdirect_rdma_v1_register(fd_, &iov, 1, flags, &reg_);
+		live_ = rc == 0;
+		return rc;
+	}
+	int release()
+	{
+		if (!live_)
+			return 0;
+		live_ = false;
+		int rc = smbdirect_rdma_v1_deregister(fd_, &reg_);
+		return rc < 0 ? rc : 0;
+	}
+	std::span<const smbdirect_buffer_descriptor_v1> descriptors() const
+	{
+		return { reg_.desc, reg_.desc_count };
+	}
+
+private:
+	int fd_;
+	smbdirect_rdma_v1_registration reg_{};
+	bool live_ = false;
+};
+
+/* "peer: text" for ERRR, else a description of what came instead. */
+std::string describe_unexpected(const wire::Reader &r, size_t bytes, std::string_view waiting)
+{
+	if (!bytes)
+		return "the connection ended while waiting for " + std::string(waiting);
+	if (r.is(wire::Type::Error)) {
+		wire::Reader copy = r;
+		return "peer: " + copy.rest_text();
+	}
+	return "protocol error: " + wire::type_name(r.type()) + " while waiting for " +
+	       std::string(waiting);
+}
+
+/* --- server ------------------------------------------------------------------- */
+
+struct Session {
+	int fd;
+	std::string peer;
+	bool verbose;
+};
+
+/* One client: returns exit_ok or exit_error (printed). */
+int serve_client(const Session &s)
+{
+	std::vector<uint8_t> ctl;
+	Received got;
+	std::error_code ec = receive_control(s.fd, ctl, got);
+	auto failed = [&](std::string_view object, std::error_code e) {
+		print_error(cmd, s.peer + ": " + std::string(object), e);
+		send_error_message(s.fd, "server: " + std::string(object) + ": " + e.message());
+		return exit_error;
+	};
+	auto refuse = [&](const std::string &why) {
+		print_message(cmd, s.peer + ": " + why);
+		send_error_message(s.fd, why);
+		return exit_error;
+	};
+	if (ec)
+		return failed("receive", ec);
+	wire::Reader hello(ctl);
+	if (!got.bytes || got.truncated || !hello.is(wire::Type::PerfHello))
+		return refuse(describe_unexpected(hello, got.bytes, "a perf hello"));
+	uint16_t version = hello.u16();
+	Test test = static_cast<Test>(hello.u32());
+	uint64_t size = hello.u64();
+	if (!hello.ok_and_done() || version != wire::version || name_of(test) == "?")
+		return refuse("not a smbdirect perf client of version 1");
+
+	smbdirect_params p{};
+	if (int rc = smbdirect_connection_get_parameters(s.fd, &p); rc < 0)
+		return failed("connection parameters", errno_code(rc));
+	bool rdma = test == Test::Read || test == Test::Write;
+	if (rdma && (size > p.max_read_write_size || size > SMBDIRECT_REG_MAX_BYTES || size < 8))
+		return refuse("size " + std::to_string(size) + " is not within 8 and " +
+			      std::to_string(std::min<uint64_t>(p.max_read_write_size,
+								SMBDIRECT_REG_MAX_BYTES)));
+
+	Buffer buf;
+	Registration reg(s.fd);
+	wire::Writer ready(wire::Type::PerfReady);
+	if (rdma) {
+		if ((ec = buf.map(size)))
+			return failed("buffer", ec);
+		if (test == Test::Read)
+			fill(buf.data(), size, read_seed);
+		int rc = reg.add(buf.data(), size,
+				 test == Test::Read ? SMBDIRECT_ACCESS_PEER_READ
+						    : SMBDIRECT_ACCESS_PEER_WRITE);
+		if (rc < 0)
+			return failed("register " + format_bytes(size), errno_code(rc));
+	}
+	ready.u32(static_cast<uint32_t>(reg.descriptors().size())).descriptors(reg.descriptors());
+	if ((ec = send_message(s.fd, ready)))
+		return failed("send", ec);
+
+	/* Messages of any size up to our limit: send and latency data, then END_. */
+	std::vector<uint8_t> msg(std::max<size_t>(p.max_fragmented_receive_size,
+						  wire::max_control_size));
+	uint64_t messages = 0, bytes = 0;
+	for (;;) {
+		if ((ec = receive_into(s.fd, msg, got)))
+			return failed("receive", ec);
+		if (got.truncated)
+			return refuse("protocol error: a message larger than max_fragmented_size");
+		wire::Reader r(std::span<const uint8_t>(msg.data(), got.bytes));
+		if (got.bytes && r.is(wire::Type::Data) &&
+		    (test == Test::Send || test == Test::Latency)) {
+			messages++;
+			bytes += got.bytes;
+			if (test == Test::Latency &&
+			    (ec = send_message(s.fd, wire::Type::Data,
+					       std::span<const uint8_t>(msg.data() + wire::header_size,
+									got.bytes - wire::header_size))))
+				return failed("send", ec);
+			continue;
+		}
+		if (got.bytes && r.is(wire::Type::End)) {
+			uint64_t sent = r.u64();
+			if (!r.ok_and_done())
+				return refuse("protocol error: malformed END_");
+			if ((test == Test::Send || test == Test::Latency) && sent != messages)
+				return refuse("the client sent " + std::to_string(sent) +
+					      " messages, " + std::to_string(messages) + " arrived");
+			break;
+		}
+		return refuse(describe_unexpected(r, got.bytes, "data or the end"));
+	}
+	/* The client's writes are over once it sent END_ (RC ordering). */
+	if (int rc = reg.release(); rc < 0)
+		return failed("deregister", errno_code(rc));
+	bool verified = test != Test::Write || check(buf.data(), size, write_seed);
+	wire::Writer result(wire::Type::PerfResult);
+	result.u64(messages).u64(bytes).u8(verified);
+	if ((ec = send_message(s.fd, result)))
+		return failed("send", ec);
+	if (s.verbose)
+		print_message(cmd, s.peer + ": " + std::string(name_of(test)) + " " +
+					   std::to_string(size) + " bytes, " +
+					   std::to_string(messages) + " messages, " +
+					   (verified ? "data ok" : "data check FAILED"));
+	/* Wait for the client to close: our close must not race its last read. */
+	(void)receive_control(s.fd, ctl, got);
+	return verified ? exit_ok : exit_error;
+}
+
+int serve(const Endpoint &ep, bool once, bool verbose)
+{
+	Fd listener = listen_endpoint(cmd, ep, SOCK_SEQPACKET, 8);
+	if (!listener)
+		return exit_error;
+	if (verbose)
+		print_message(cmd, "listening on " + ep.text);
+	for (;;) {
+		sockaddr_storage peer{};
+		socklen_t len = sizeof(peer);
+		int fd = smbdirect_accept(listener.get(), reinterpret_cast<sockaddr *>(&peer), &len,
+					  SOCK_CLOEXEC);
+		if (fd < 0) {
+			print_error(cmd, "accept on " + ep.text, errno_code(fd));
+			if (once || fd == -EBADF || fd == -EINVAL || fd == -ENOTSOCK)
+				return exit_error;
+			continue;
+		}
+		Fd conn(fd);
+		int rc = serve_client({ fd, format_endpoint(reinterpret_cast<sockaddr *>(&peer)),
+					verbose });
+		if (once)
+			return rc;
+	}
+}
+
+/* --- client ------------------------------------------------------------------- */
+
+struct Result {
+	Test test;
+	uint64_t size = 0;
+	uint64_t ops = 0;
+	double seconds = 0;
+	std::vector<double> samples_us; /* per operation; latency: one-way */
+	bool verified = true;
+	std::string peer;
+	smbdirect_params params{};
+};
+
+struct Limits {
+	double seconds;
+	uint64_t iters; /* 0: by time */
+};
+
+class Client {
+public:
+	Client(int fd, Result &r, const Limits &l) : fd_(fd), r_(r), limits_(l)
+	{
+	}
+
+	int run()
+	{
+		if (!connection_parameters(cmd, fd_, r_.params))
+			return exit_error;
+		if (int rc = check_size(); rc)
+			return rc;
+		wire::Writer hello(wire::Type::PerfHello);
+		hello.u16(wire::version).u32(static_cast<uint32_t>(r_.test)).u64(r_.size);
+		std::error_code ec = send_message(fd_, hello);
+		if (ec)
+			return failed("send to " + r_.peer, ec);
+		Received got;
+		if ((ec = receive_control(fd_, ctl_, got)))
+			return failed("receive from " + r_.peer, ec);
+		wire::Reader ready(ctl_);
+		if (!got.bytes || !ready.is(wire::Type::PerfReady))
+			return message(describe_unexpected(ready, got.bytes, "the server's answer"));
+		desc_ = ready.descriptors(ready.u32());
+		if (!ready.ok_and_done())
+			return message("protocol error: malformed PRDY");
+
+		int rc;
+		switch (r_.test) {
+		case Test::Send:
+			rc = send_test();
+			break;
+		case Test::Latency:
+			rc = latency_test();
+			break;
+		case Test::Read:
+		case Test::Write:
+			rc = rdma_test();
+			break;
+		case Test::Register:
+			rc = register_test();
+			break;
+		default:
+			rc = exit_error;
+		}
+		return rc ? rc : finish();
+	}
+
+private:
+	int failed(const std::string &object, std::error_code ec)
+	{
+		print_error(cmd, object, ec);
+		return exit_error;
+	}
+	int message(const std::string &m)
+	{
+		print_message(cmd, m);
+		return exit_error;
+	}
+
+	int check_size()
+	{
+		const auto &p = r_.params;
+		switch (r_.test) {
+		case Test::Send:
+		case Test::Latency:
+			if (r_.size < wire::header_size ||
+			    r_.size > std::min(p.max_fragmented_send_size,
+					       p.max_fragmented_receive_size))
+				return message("--size " + std::to_string(r_.size) +
+					       " is not within 4 and the connection's "
+					       "max_fragmented_size " +
+					       std::to_string(std::min(p.max_fragmented_send_size,
+									p.max_fragmented_receive_size)));
+			break;
+		case Test::Read:
+		case Test::Write:
+			if (r_.size < 8 || r_.size > p.max_read_write_size)
+				return message("--size " + std::to_string(r_.size) +
+					       " is not within 8 and the connection's "
+					       "max_read_write_size " +
+					       std::to_string(p.max_read_write_size));
+			break;
+		default:
+			break;
+		}
+		return 0;
+	}
+
+	bool more(uint64_t done, double start) const
+	{
+		return limits_.iters ? done < limits_.iters
+				     : now_seconds() - start < limits_.seconds;
+	}
+
+	int send_test()
+	{
+		std::vector<uint8_t> payload(r_.size - wire::header_size);
+		double start = send_start_ = now_seconds();
+		while (more(r_.ops, start)) {
+			std::error_code ec = send_message(fd_, wire::Type::Data, payload);
+			if (ec)
+				return failed("send to " + r_.peer, ec);
+			r_.ops++;
+		}
+		return 0;
+	}
+
+	int latency_test()
+	{
+		std::vector<uint8_t> payload(r_.size - wire::header_size);
+		std::vector<uint8_t> echo(r_.size + 1);
+		double start = 0;
+		for (int64_t i = -warmup;; i++) {
+			if (i == 0)
+				start = now_seconds();
+			if (i >= 0 && !more(r_.ops, start))
+				break;
+			double t0 = now_seconds();
+			std::error_code ec = send_message(fd_, wire::Type::Data, payload);
+			if (ec)
+				return failed("send to " + r_.peer, ec);
+			Received got;
+			if ((ec = receive_into(fd_, echo, got)))
+				return failed("receive from " + r_.peer, ec);
+			wire::Reader r(std::span<const uint8_t>(echo.data(), got.bytes));
+			if (!got.bytes || got.truncated || !r.is(wire::Type::Data))
+				return message(describe_unexpected(r, got.bytes, "the echo"));
+			if (got.bytes != r_.size)
+				r_.verified = false;
+			double t1 = now_seconds();
+			sent_++;
+			if (i >= 0) {
+				r_.ops++;
+				r_.samples_us.push_back((t1 - t0) / 2 * 1e6);
+			}
+		}
+		r_.seconds = now_seconds() - start;
+		return 0;
+	}
+
+	int rdma_test()
+	{
+		bool reading = r_.test == Test::Read;
+		Buffer buf;
+		std::error_code ec = buf.map(r_.size);
+		if (ec)
+			return failed("buffer", ec);
+		if (!reading)
+			fill(buf.data(), r_.size, write_seed);
+		iovec iov = { buf.data(), r_.size };
+		double start = 0;
+		for (int64_t i = -warmup;; i++) {
+			if (i == 0) {
+				if (reading)
+					r_.verified = check(buf.data(), r_.size, read_seed);
+				start = now_seconds();
+			}
+			if (i >= 0 && !more(r_.ops, start))
+				break;
+			double t0 = now_seconds();
+			ssize_t n = reading ? smbdirect_rdma_v1_readv(fd_, &iov, 1, desc_.data(),
+								      static_cast<uint32_t>(desc_.size()))
+					    : smbdirect_rdma_v1_writev(fd_, &iov, 1, desc_.data(),
+								       static_cast<uint32_t>(desc_.size()));
+			double t1 = now_seconds();
+			if (n < 0)
+				return failed(std::string(reading ? "RDMA read from " : "RDMA write to ") +
+						      r_.peer,
+					      errno_code(n));
+			if (static_cast<uint64_t>(n) != r_.size)
+				return message("RDMA moved " + std::to_string(n) + " of " +
+					       std::to_string(r_.size) + " bytes");
+			if (i >= 0) {
+				r_.ops++;
+				r_.samples_us.push_back((t1 - t0) * 1e6);
+			}
+		}
+		r_.seconds = now_seconds() - start;
+		return 0;
+	}
+
+	int register_test()
+	{
+		Buffer buf;
+		std::error_code ec = buf.map(r_.size);
+		if (ec)
+			return failed("buffer", ec);
+		double start = 0;
+		for (int64_t i = -warmup;; i++) {
+			if (i == 0)
+				start = now_seconds();
+			if (i >= 0 && !more(r_.ops, start))
+				break;
+			Registration reg(fd_);
+			double t0 = now_seconds();
+			int rc = reg.add(buf.data(), r_.size, SMBDIRECT_ACCESS_PEER_WRITE);
+			if (rc < 0)
+				return failed("register " + format_bytes(r_.size), errno_code(rc));
+			if ((rc = reg.release()) < 0)
+				return failed("deregister", errno_code(rc));
+			double t1 = now_seconds();
+			if (i >= 0) {
+				r_.ops++;
+				r_.samples_us.push_back((t1 - t0) * 1e6);
+			}
+		}
+		r_.seconds = now_seconds() - start;
+		return 0;
+	}
+
+	/* END_, then the server's PRES; send's time runs until the PRES. */
+	int finish()
+	{
+		uint64_t messages = r_.test == Test::Send ? r_.ops : sent_;
+		wire::Writer end(wire::Type::End);
+		end.u64(messages);
+		std::error_code ec = send_message(fd_, end);
+		if (ec)
+			return failed("send to " + r_.peer, ec);
+		Received got;
+		if ((ec = receive_control(fd_, ctl_, got)))
+			return failed("receive from " + r_.peer, ec);
+		wire::Reader res(ctl_);
+		if (!got.bytes || !res.is(wire::Type::PerfResult))
+			return message(describe_unexpected(res, got.bytes, "the server's result"));
+		uint64_t server_messages = res.u64();
+		res.u64();
+		bool server_verified = res.u8();
+		if (!res.ok_and_done())
+			return message("protocol error: malformed PRES");
+		if (r_.test == Test::Send)
+			r_.seconds = now_seconds() - send_start_;
+		if (server_messages != messages || !server_verified)
+			r_.verified = false;
+		return 0;
+	}
+
+	int fd_;
+	Result &r_;
+	Limits limits_;
+	std::vector<uint8_t> ctl_;
+	std::vector<smbdirect_buffer_descriptor_v1> desc_;
+	uint64_t sent_ = 0;
+	double send_start_ = 0;
+};
+
+void print_result(const Result &r, bool json)
+{
+	uint64_t bytes = r.ops * r.size;
+	std::vector<double> samples = r.samples_us;
+	LatencyStats lat = latency_stats(samples);
+	bool has_latency = r.test != Test::Send;
+	double ops_per_s = r.seconds > 0 ? static_cast<double>(r.ops) / r.seconds : 0;
+
+	if (json) {
+		JsonWriter j;
+		j.begin_object()
+			.member("test", name_of(r.test))
+			.member("peer", r.peer)
+			.member("transport", smbdirect_transport_name(r.params.transport))
+			.member("size", r.size)
+			.member("iterations", r.ops)
+			.member("seconds", r.seconds, 6)
+			.member("bytes", bytes)
+			.member("mib_per_s", mib_per_second(bytes, r.seconds), 3)
+			.member("gbit_per_s", gbit_per_second(bytes, r.seconds), 4)
+			.member("ops_per_s", ops_per_s, 1);
+		if (has_latency) {
+			j.key("latency_us").begin_object();
+			j.member("min", lat.min, 2).member("avg", lat.avg, 2);
+			j.member("p50", lat.p50, 2).member("p99", lat.p99, 2);
+			j.member("max", lat.max, 2).end_object();
+		}
+		j.member("verified", r.verified).end_object();
+		std::printf("%s\n", j.str().c_str());
+	} else {
+		std::printf("smbdirect perf: %s, %llu-byte %s, %s to %s\n",
+			    std::string(name_of(r.test)).c_str(),
+			    static_cast<unsigned long long>(r.size),
+			    r.test == Test::Send || r.test == Test::Latency ? "messages" : "calls",
+			    smbdirect_transport_name(r.params.transport), r.peer.c_str());
+		std::printf(" %-10s %-10s %-12s %-10s %-8s", "#ops", "seconds", "MiB/s", "Gbit/s",
+			    "ops/s");
+		if (has_latency)
+			std::printf(" %-9s %-9s %-9s", "avg[us]", "p50[us]", "p99[us]");
+		std::printf("\n %-10llu %-10.3f %-12.2f %-10.3f %-8.0f",
+			    static_cast<unsigned long long>(r.ops), r.seconds,
+			    mib_per_second(bytes, r.seconds), gbit_per_second(bytes, r.seconds),
+			    ops_per_s);
+		if (has_latency)
+			std::printf(" %-9.2f %-9.2f %-9.2f", lat.avg, lat.p50, lat.p99);
+		std::printf("\n");
+		if (r.test == Test::Latency)
+			std::printf(" latency is one-way: half the round trip, as perftest's t_avg\n");
+		if (!r.verified)
+			std::printf(" data check FAILED\n");
+	}
+	std::fflush(stdout);
+}
+
+bool parse_client(const ParsedArgs &args, Result &r, Limits &l, int &rc)
+{
+	r.test = Test::Send;
+	if (auto t = args.value("test")) {
+		bool found = false;
+		for (const auto &n : test_names)
+			if (n.name == *t) {
+				r.test = n.test;
+				found = true;
+			}
+		if (!found) {
+			rc = usage_error(cmd, "--test '" + *t +
+						      "' is not send, latency, read, write or register");
+			return false;
+		}
+	}
+	r.size = r.test == Test::Latency ? 64 : 1024 * 1024;
+	if (auto s = args.value("size")) {
+		auto v = parse_size(*s);
+		if (!v || *v == 0 || *v > SMBDIRECT_REG_MAX_BYTES) {
+			rc = usage_error(cmd, "--size '" + *s + "' is not a size from 1 to 256M");
+			return false;
+		}
+		r.size = *v;
+	}
+	l.seconds = 5;
+	l.iters = 0;
+	if (args.has("time") && args.has("iters")) {
+		rc = usage_error(cmd, "--time and --iters exclude each other");
+		return false;
+	}
+	if (auto t = args.value("time")) {
+		auto v = parse_duration(*t);
+		if (!v || *v <= 0 || *v > 86400) {
+			rc = usage_error(cmd, "--time '" + *t + "' is not a duration");
+			return false;
+		}
+		l.seconds = *v;
+	}
+	if (auto n = args.value("iters")) {
+		auto v = parse_uint(*n, 1, 1000000000);
+		if (!v) {
+			rc = usage_error(cmd, "--iters '" + *n + "' is not a number from 1");
+			return false;
+		}
+		l.iters = *v;
+	}
+	return true;
+}
+
+} // namespace
+
+int sd_cmd_perf(int argc, char **argv)
+{
+	ParsedArgs args;
+	int rc;
+
+	if (!parse_command_line(cmd, argc, argv, specs, help, args, rc))
+		return rc;
+	const auto &pos = args.positionals;
+	bool listening = args.has("listen");
+	if (listening ? pos.empty() || pos.size() > 2 : pos.size() != 2)
+		return usage_error(cmd, listening ? "-l needs [ADDR] PORT" : "expected ADDR PORT");
+	if (listening) {
+		for (const char *o : { "test", "size", "time", "iters", "json" })
+			if (args.has(o))
+				return usage_error(cmd, std::string("--") + o +
+								" is a client option");
+	} else if (args.has("once")) {
+		return usage_error(cmd, "--once needs -l");
+	}
+	Result r;
+	Limits limits{};
+	if (!listening && !parse_client(args, r, limits, rc))
+		return rc;
+	Endpoint ep;
+	if (!parse_endpoint(cmd, pos.size() == 2 ? pos[0] : "", pos.back(), ep))
+		return exit_usage;
+	if (!module_available(cmd))
+		return exit_error;
+	std::signal(SIGPIPE, SIG_IGN);
+	if (listening)
+		return serve(ep, args.has("once"), args.has("verbose"));
+
+	Fd conn = connect_endpoint(cmd, ep, SOCK_SEQPACKET);
+	if (!conn)
+		return exit_error;
+	r.peer = ep.text;
+	Client client(conn.get(), r, limits);
+	if ((rc = client.run()))
+		return rc;
+	print_result(r, args.has("json"));
+	if (!r.verified) {
+		print_message(cmd, "data check failed");
+		return exit_error;
+	}
+	return exit_ok;
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The state a program gave its TCP socket before the preload replaced it,
+ * and which of it the SMB-Direct socket takes over. The interposition layer
+ * reads the state with getsockopt/fcntl/getsockname (of the program's socket
+ * and of a fresh TCP socket of the same domain); carry_over() says what to
+ * set, as a pure function.
+ *
+ * Only what the program changed is carried over: the two families have
+ * different defaults (SO_KEEPALIVE is off for TCP and on for SMB-Direct,
+ * whose keepalive cifs.ko and ksmbd rely on; TCP's buffers follow
+ * tcp_rmem/tcp_wmem, SMB-Direct's net.core.rmem_default/wmem_default), so
+ * copying TCP's defaults would change SMB-Direct's behaviour for nothing.
+ */
+#ifndef SMBDIRECT_PRELOAD_SOCKET_STATE_HPP
+#define SMBDIRECT_PRELOAD_SOCKET_STATE_HPP
+
+#include <optional>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "decision.hpp"
+
+namespace sd::preload {
+
+struct SocketState {
+	int keepalive = 0;
+	int rcvbuf = 0;		/* as getsockopt reads it: twice what was set */
+	int sndbuf = 0;
+	struct timeval rcvtimeo = {};
+	struct timeval sndtimeo = {};
+	struct linger linger = {};
+	bool nonblocking = false;	/* O_NONBLOCK of the open file */
+	bool cloexec = false;		/* FD_CLOEXEC of the descriptor */
+	int v6only = 0;			/* IPV6_V6ONLY of an AF_INET6 socket */
+	std::optional<Endpoint> local;	/* getsockname */
+};
+
+struct Carry {
+	std::optional<int> keepalive;
+	std::optional<int> rcvbuf;	/* the value to pass to setsockopt */
+	std::optional<int> sndbuf;
+	std::optional<struct timeval> rcvtimeo;
+	std::optional<struct timeval> sndtimeo;
+	std::optional<struct linger> linger;
+	/* The program bound an address or a port: bind the SMB-Direct socket. */
+	std::optional<Endpoint> bind;
+	/* The program asked for IPV6_V6ONLY, which SMB-Direct cannot give. */
+	bool v6only_lost = false;
+};
+
+/* program: the socket being replaced; fresh: a new TCP socket's defaults. */
+[[nodiscard]] Carry carry_over(const SocketState &program, const SocketState &fresh);
+
+/* Set when the program bound the socket (a non-wildcard address or a port). */
+[[nodiscard]] bool is_bound(const std::optional<Endpoint> &local);
+
+/* Milliseconds of a timeval, 0 for none; saturates. */
+[[nodiscard]] unsigned long timeval_ms(const struct timeval &tv);
+[[nodiscard]] struct timeval ms_timeval(unsigned long ms);
+
+/*
+ * The send timeout for the bounded SMB-Direct attempt: the configured
+ * bound, or the program's own SO_SNDTIMEO on a blocking socket when that
+ * is shorter (a blocking TCP connect honours it).
+ */
+[[nodiscard]] unsigned long attempt_timeout_ms(const Config &cfg, const SocketState &program);
+
+} // namespace sd::preload
+
+#endif

@@ -1,0 +1,324 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `smbdirect run` and libsmbdirect-preload.so in the test VM (TAP).
+#
+# sd_tcponly (tests/userspace/tcponly), a client and a forking server that
+# know only AF_INET/AF_INET6 TCP, runs under `smbdirect run --listen` and
+# `smbdirect run`: 64 MiB each way with SHA-256 checks on both ends, over
+# each transport; it reports SO_DOMAIN of its sockets, which must be the
+# family af_smbdirect.ko took (the preload's replacement is real) and
+# checks that TCP_NODELAY, SO_KEEPALIVE, SO_RCVBUF (carried over), FIONREAD,
+# non-blocking connect + poll, readv/writev, epoll, getsockname/getpeername
+# and fork keep working. Then: fallback to TCP toward 127.0.0.1 (no RDMA
+# route: siw0 on lo cannot route, rxe0 is on veth0) and the clean failure
+# with --no-fallback; a port not in --ports stays TCP; a listener on :: takes
+# an IPv4 client (dual stack); socat, a third-party TCP program, moving a
+# file both ends under `smbdirect run`; the command's own exit codes.
+#
+# Environment: SD_US (user-space build dir). SD_RUN_TRANSPORTS overrides the
+# transports of the 64 MiB case (default: all four).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/interop/common.bash"
+
+us=${SD_US:?SD_US is not set}
+sd=$us/tools/smbdirect
+tcponly=$us/tests/userspace/tcponly/sd_tcponly
+tmp=$(mktemp -d /tmp/run.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+ensure_siw_on_veth1
+family=$(cat /sys/module/af_smbdirect/parameters/family 2>/dev/null || echo none)
+# A hung transfer fails its case, not the run.
+T="timeout -s KILL 100"
+MiB=1048576
+
+declare -A addr=([rxe4]=10.77.0.1 [rxe6]=fd77::1 [siw4]=10.77.0.2 [siw6]=fd77::2)
+transports=${SD_RUN_TRANSPORTS:-rxe4 rxe6 siw4 siw6}
+ntrans=$(wc -w <<<"$transports")
+tap_plan $((7 + ntrans + 6))
+
+port=7600
+next_port() { port=$((port + 1)); }
+
+# The debug lines of a log, as TAP comments (shown for passing cases too).
+show_debug() { grep -h '^smbdirect-preload:' "$@" 2>/dev/null | sed 's/^/# /'; }
+
+# server NAME [run options...] -- ADDR PORT: sd_tcponly server for one
+# connection in the background, under `smbdirect run` with the options
+# given (none: plain TCP); waits until it listens. Sets spid.
+server() {
+	local name=$1 opts=()
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	if [ ${#opts[@]} -gt 0 ]; then
+		SMBDIRECT_DEBUG=1 $T "$sd" run "${opts[@]}" -- "$tcponly" server --once 1 \
+			--timeout 95 "$@" >"$tmp/$name.srv" 2>"$tmp/$name.srv.err" &
+	else
+		$T "$tcponly" server --once 1 --timeout 95 "$@" >"$tmp/$name.srv" \
+			2>"$tmp/$name.srv.err" &
+	fi
+	spid=$!
+	wait_for_line "$tmp/$name.srv" '^listening' 30 "$spid"
+}
+
+# Field VALUE of "KEY=VALUE" on the first line starting with PREFIX in FILE.
+field() { # file prefix key
+	sed -n "/^$2 /{s/.* $3=\([^ ]*\).*/\1/p;q}" "$1"
+}
+
+# --- the command itself ------------------------------------------------------
+out=$("$sd" run --help 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^Usage: smbdirect run' <<<"$out" && grep -q -- '--no-fallback' <<<"$out"; then
+	tap_ok "run.usage.help"
+else
+	tap_fail "run.usage.help" "exit $rc: $(head -n1 <<<"$out")"
+fi
+
+bad=""
+for args in "" "--listen" "--bogus true" "--ports 0 true" "--ports 445,x true" \
+	"--connect-timeout 0 true" "--ports"; do
+	# shellcheck disable=SC2086 # the words are the arguments
+	"$sd" run $args >"$tmp/usage.out" 2>&1
+	rc=$?
+	[ $rc -eq 2 ] && grep -q '^smbdirect run: ' "$tmp/usage.out" || bad+=" [$args]=$rc"
+done
+[ -z "$bad" ] && tap_ok "run.usage.errors_exit_2" || tap_fail "run.usage.errors_exit_2" "$bad"
+
+# The preload cannot be found: SMBDIRECT_PRELOAD names a missing file, or
+# the tool runs from a place with no preload near it.
+SMBDIRECT_PRELOAD=/nonexistent/libsmbdirect-preload.so "$sd" run true >"$tmp/miss.out" 2>&1
+rc1=$?
+mkdir -p "$tmp/bin" && cp "$sd" "$tmp/bin/smbdirect"
+"$tmp/bin/smbdirect" run true >"$tmp/miss2.out" 2>&1
+rc2=$?
+if [ $rc1 -eq 1 ] && grep -q 'SMBDIRECT_PRELOAD=/nonexistent.*No such file' "$tmp/miss.out" &&
+	[ $rc2 -eq 1 ] && grep -q 'libsmbdirect-preload.so: No such file' "$tmp/miss2.out"; then
+	tap_ok "run.missing_preload_exits_1"
+else
+	tap_fail "run.missing_preload_exits_1" "exits $rc1/$rc2" "$tmp/miss.out" "$tmp/miss2.out"
+fi
+
+# exec: the command's status is ours; a missing command is 127 as env(1).
+"$sd" run -- sh -c 'exit 7'
+rc1=$?
+"$sd" run /nonexistent/command 2>"$tmp/nocmd.err"
+rc2=$?
+if [ $rc1 -eq 7 ] && [ $rc2 -eq 127 ]; then
+	tap_ok "run.exit_status_passed_through"
+else
+	tap_fail "run.exit_status_passed_through" "sh exit 7 gave $rc1, missing command $rc2" \
+		"$tmp/nocmd.err"
+fi
+
+# LD_PRELOAD: ours first, the caller's entries kept; options reach the preload.
+out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 "$sd" run --listen --no-fallback -d \
+	--ports 7000-7009 -t 250 -- sh -c \
+	'echo "$LD_PRELOAD|$SMBDIRECT_PORTS|$SMBDIRECT_LISTEN|$SMBDIRECT_NO_FALLBACK|$SMBDIRECT_DEBUG|$SMBDIRECT_CONNECT_TIMEOUT"' 2>&1)
+if grep -q '^/.*/libsmbdirect-preload.so:/lib/x86_64-linux-gnu/libc.so.6|7000-7009|1|1|1|250$' <<<"$out"; then
+	tap_ok "run.environment"
+else
+	tap_fail "run.environment" "got '$out'"
+fi
+
+# "Module not loaded", simulated by hiding the family file: --no-fallback
+# refuses to start (exit 1); without it the program runs, over TCP.
+out=$(unshare -m sh -c 'mount -t tmpfs none /sys/module/af_smbdirect/parameters &&
+	exec "$0" run --no-fallback true' "$sd" 2>&1)
+rc1=$?
+out2=$(unshare -m sh -c 'mount -t tmpfs none /sys/module/af_smbdirect/parameters &&
+	exec "$0" run true' "$sd" 2>&1)
+rc2=$?
+if [ $rc1 -eq 1 ] && grep -q 'af_smbdirect is not loaded' <<<"$out" && [ $rc2 -eq 0 ] &&
+	grep -q 'sockets stay TCP' <<<"$out2"; then
+	tap_ok "run.module_not_loaded"
+else
+	tap_fail "run.module_not_loaded" "--no-fallback exit $rc1 ('$out'), default exit $rc2 ('$out2')"
+fi
+
+# Unconnected TCP sockets are not touched: no debug line at all for a UDP
+# socket or AF_UNIX, nothing breaks in a program that uses neither.
+out=$(SMBDIRECT_DEBUG=1 "$sd" run --ports 53 -- python3 -c '
+import socket
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.connect(("127.0.0.1", 53))
+print("udp", u.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN))
+' 2>&1)
+if grep -q '^udp 2$' <<<"$out" && ! grep -q smbdirect-preload <<<"$out"; then
+	tap_ok "run.udp_untouched"
+else
+	tap_fail "run.udp_untouched" "got '$out'"
+fi
+
+# --- 64 MiB each way over every transport -------------------------------------
+for t in $transports; do
+	name=run.$t.tcponly_64mib
+	a=${addr[$t]}
+	next_port
+	start=$SECONDS
+	if ! server "$name" --listen --ports $port -- "$a" $port; then
+		tap_fail "$name" "server did not listen" "$tmp/$name.srv" "$tmp/$name.srv.err"
+		continue
+	fi
+	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- "$tcponly" client --up $((64 * MiB)) \
+		--down $((64 * MiB)) --seed $port --timeout 95 "$a" $port \
+		>"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	crc=$?
+	wait $spid
+	src=$?
+	secs=$((SECONDS - start))
+	cdom=$(field "$tmp/$name.cli" client domain)
+	sdom=$(field "$tmp/$name.srv" server domain)
+	ldom=$(field "$tmp/$name.srv" listening domain)
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q '^result=ok' "$tmp/$name.cli" &&
+		[ "$cdom" = "$family" ] && [ "$sdom" = "$family" ] && [ "$ldom" = "$family" ] &&
+		grep -q "connect .*:$port -> SMB-Direct\$" "$tmp/$name.cli.err" &&
+		grep -q "bind .*:$port -> SMB-Direct\$" "$tmp/$name.srv.err"; then
+		show_debug "$tmp/$name.cli.err" "$tmp/$name.srv.err"
+		grep -h '^\(up\|down\|served\)' "$tmp/$name.cli" "$tmp/$name.srv" | cut -c1-100 |
+			sed 's/^/# /'
+		tap_ok "$name ($secs s)"
+	else
+		tap_fail "$name" "client exit $crc, server exit $src, domains $cdom/$sdom/$ldom (family $family)" \
+			"$tmp/$name.cli" "$tmp/$name.cli.err" "$tmp/$name.srv" "$tmp/$name.srv.err"
+	fi
+done
+
+# --- fallback, no fallback, ports, dual stack ----------------------------------
+# 127.0.0.1 has no RDMA route: the client falls back to TCP and works.
+name=run.fallback.loopback
+next_port
+if server "$name" -- 127.0.0.1 $port; then
+	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- "$tcponly" client --up $((4 * MiB)) \
+		--down $((4 * MiB)) 127.0.0.1 $port >"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q '^result=ok' "$tmp/$name.cli" &&
+		[ "$(field "$tmp/$name.cli" client domain)" = 2 ] &&
+		grep -q "connect 127.0.0.1:$port -> TCP fallback (" "$tmp/$name.cli.err"; then
+		show_debug "$tmp/$name.cli.err"
+		tap_ok "$name"
+	else
+		tap_fail "$name" "client exit $crc, server exit $src" "$tmp/$name.cli" \
+			"$tmp/$name.cli.err" "$tmp/$name.srv.err"
+	fi
+else
+	tap_fail "$name" "TCP server did not listen" "$tmp/$name.srv.err"
+fi
+
+# The same with --no-fallback fails cleanly: an error naming the cause, at once.
+name=run.fallback.no_fallback
+next_port
+if server "$name" -- 127.0.0.1 $port; then
+	start=$SECONDS
+	SMBDIRECT_DEBUG=1 $T "$sd" run --no-fallback --ports $port -- "$tcponly" client \
+		127.0.0.1 $port >"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	crc=$?
+	secs=$((SECONDS - start))
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	if [ $crc -eq 1 ] && grep -q '^sd_tcponly: connect' "$tmp/$name.cli.err" &&
+		grep -q "connect 127.0.0.1:$port -> SMB-Direct .*no fallback" "$tmp/$name.cli.err" &&
+		[ $secs -lt 30 ]; then
+		show_debug "$tmp/$name.cli.err"
+		grep '^sd_tcponly' "$tmp/$name.cli.err" | sed 's/^/# /'
+		tap_ok "$name"
+	else
+		tap_fail "$name" "client exit $crc after $secs s" "$tmp/$name.cli" "$tmp/$name.cli.err"
+	fi
+else
+	tap_fail "$name" "TCP server did not listen" "$tmp/$name.srv.err"
+fi
+
+# A port not in --ports stays TCP, even toward an RDMA-capable address.
+name=run.rxe4.port_not_listed
+next_port
+if server "$name" -- 10.77.0.1 $port; then
+	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $((port + 1000)) -- "$tcponly" client 10.77.0.1 \
+		$port >"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$(field "$tmp/$name.cli" client domain)" = 2 ] &&
+		grep -q "connect 10.77.0.1:$port kept TCP: port $port not in $((port + 1000))\$" \
+			"$tmp/$name.cli.err"; then
+		show_debug "$tmp/$name.cli.err"
+		tap_ok "$name"
+	else
+		tap_fail "$name" "client exit $crc, server exit $src" "$tmp/$name.cli" \
+			"$tmp/$name.cli.err"
+	fi
+else
+	tap_fail "$name" "TCP server did not listen" "$tmp/$name.srv.err"
+fi
+
+# Dual stack: an SMB-Direct listener on [::] takes an IPv4 client, as a TCP
+# one does (rdma_cm binds :: for both families unless bindv6only).
+name=run.rxe4.dual_stack_listener
+next_port
+if server "$name" --listen --ports $port -- :: $port; then
+	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- "$tcponly" client 10.77.0.1 $port \
+		>"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$(field "$tmp/$name.cli" client domain)" = "$family" ] &&
+		[ "$(field "$tmp/$name.srv" server domain)" = "$family" ]; then
+		sed -n 's/^server \(.*\)/# server sees: \1/p' "$tmp/$name.srv"
+		tap_ok "$name"
+	else
+		tap_fail "$name" "client exit $crc, server exit $src" "$tmp/$name.cli" \
+			"$tmp/$name.cli.err" "$tmp/$name.srv" "$tmp/$name.srv.err"
+	fi
+else
+	tap_fail "$name" "server did not listen" "$tmp/$name.srv" "$tmp/$name.srv.err"
+fi
+
+# socat, unmodified, on both ends. SOCK_STREAM carries SMB's framing, so the
+# file is a sequence of length-prefixed messages (as an SMB byte stream is).
+for t in rxe4 siw6; do
+	name=run.$t.socat
+	a=${addr[$t]}
+	next_port
+	python3 - "$tmp/framed" <<'PY'
+import os, sys
+with open(sys.argv[1], "wb") as f:
+    for n in [1, 4096, 65536, 1 << 20] * 3 + [12345]:
+        f.write(n.to_bytes(4, "big") + os.urandom(n))
+PY
+	want=$(sha256sum <"$tmp/framed" | cut -d' ' -f1)
+	rm -f "$tmp/$name.out"
+	[ "$a" = "${a#*:}" ] && listen=TCP4-LISTEN:$port,bind=$a || listen=TCP6-LISTEN:$port,bind=[$a]
+	[ "$a" = "${a#*:}" ] && connect=TCP4:$a:$port || connect=TCP6:[$a]:$port
+	SMBDIRECT_DEBUG=1 $T "$sd" run --listen --ports $port -- socat -u "$listen" \
+		"CREATE:$tmp/$name.out" 2>"$tmp/$name.srv.err" &
+	spid=$!
+	ok=0
+	for _ in $(seq 100); do
+		grep -q "bind .*:$port -> SMB-Direct" "$tmp/$name.srv.err" 2>/dev/null && { ok=1; break; }
+		sleep 0.2
+	done
+	# bind came first; wait until listen() too (an rdma_cm id in LISTEN).
+	for _ in $(seq 50); do
+		rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -q ":$port " && break
+		sleep 0.2
+	done
+	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- socat -u "OPEN:$tmp/framed" "$connect" \
+		2>"$tmp/$name.cli.err"
+	crc=$?
+	wait $spid
+	src=$?
+	got=$(sha256sum <"$tmp/$name.out" 2>/dev/null | cut -d' ' -f1)
+	if [ $ok = 1 ] && [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$got" = "$want" ] &&
+		grep -q "connect .*:$port -> SMB-Direct\$" "$tmp/$name.cli.err"; then
+		show_debug "$tmp/$name.cli.err" "$tmp/$name.srv.err"
+		tap_ok "$name ($(stat -c %s "$tmp/framed") bytes, sha256 ${want:0:16}...)"
+	else
+		tap_fail "$name" "socat exits $crc/$src, sha256 ${got:-none} != ${want:0:16}..." \
+			"$tmp/$name.cli.err" "$tmp/$name.srv.err"
+	fi
+done
+tap_exit

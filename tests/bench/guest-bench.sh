@@ -1,21 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs inside the benchmark VM (non-debug kernel): perftest and sd_bench on
-# the same rxe device, one after the other, and prints the ratios.
-# Usage: guest-bench.sh BENCH_BIN_DIR SECONDS
+# Runs inside the benchmark VM (non-debug kernel): perftest and
+# `smbdirect perf` on the same rxe device, one after the other, and prints
+# the ratios.
+# Usage: guest-bench.sh SMBDIRECT_BINARY SECONDS
 #
 # Units: perftest's "BW average[MB/sec]" column is MiB/s (2^20 bytes: it
-# divides by 0x100000, see its --help for --report_gbits). sd_bench prints
-# both MB/s (10^6) and MiB/s; every throughput ratio below is MiB/s over
-# MiB/s.
+# divides by 0x100000, see its --help for --report_gbits). smbdirect perf
+# prints mib_per_s (the same unit) and gbit_per_s; every throughput ratio
+# below is MiB/s over MiB/s.
 set -u
-bin=$1 secs=${2:-5}
+sd=$1 secs=${2:-5}
 addr=10.77.0.1
 out=$SD_OUT/bench.txt
 : > "$out"
 : > "$SD_OUT/perftest.log"
-: > "$SD_OUT/sd_bench.log"
+: > "$SD_OUT/smbdirect-perf.log"
 log() { echo "$*" | tee -a "$out"; }
 
 insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { log "insmod failed"; exit 1; }
@@ -24,7 +25,7 @@ insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { log "insmod failed"; exit 1; }
 # duration mode (-D) measures only between the margins (-f) at both ends:
 # -D W+2 -f 1 samples for W seconds after a 1 s warm-up. It counts whole
 # messages completed in that window, so at ~15 MiB/s an 8 MiB run sees a
-# handful of them: those get a window of 2*SECONDS. sd_bench instead times
+# handful of them: those get a window of 2*SECONDS. smbdirect perf instead times
 # exactly the calls it made, so it needs no such care.
 perf() { # tool args...
 	local tool=$1; shift
@@ -60,86 +61,94 @@ write_bw8=$(perf_bw ib_write_bw 8388608)
 # refused with -D ("Duration mode doesn't work with events") and by
 # ib_write_bw altogether ("Events feature not available on WRITE verb").
 
-sd() { # mode n size
-	rm -f /tmp/sd.srv /tmp/sd.cli
-	timeout -k 5 120 "$bin/sd_bench" "$1" server $addr 7445 "$2" "$3" >/tmp/sd.srv 2>&1 &
-	local srv=$!
-	for _ in $(seq 50); do
-		grep -q listening /tmp/sd.srv 2>/dev/null && break
-		sleep 0.1
-	done
-	timeout -k 5 120 "$bin/sd_bench" "$1" client $addr 7445 "$2" "$3" >/tmp/sd.cli 2>&1
-	echo "client exit $?" >> /tmp/sd.cli
-	wait $srv
-	echo "server exit $?" >> /tmp/sd.srv
-	{ echo "=== sd_bench $* server"; cat /tmp/sd.srv
-	  echo "=== sd_bench $* client"; cat /tmp/sd.cli; } >> "$SD_OUT/sd_bench.log"
-}
-sd_val() { # key: its value from either side
-	awk -v k="$1" '$1 == k { print $2; exit }' /tmp/sd.srv /tmp/sd.cli
-}
-# Why a run gave no number, or its data check failed; printed at the end.
+# smbdirect perf: one server for every run; the client prints one JSON
+# object per run, logged whole. The time of a run is exactly the calls it
+# timed (send: until the server confirmed the count), so no margins are
+# needed as for perftest.
+"$sd" perf -l -v $addr 7445 2>>"$SD_OUT/smbdirect-perf.log" &
+sd_srv=$!
+for _ in $(seq 50); do
+	grep -q listening "$SD_OUT/smbdirect-perf.log" && break
+	sleep 0.1
+done
 notes=()
-sd_note() { # label
-	notes+=("$(grep -h -e '^sd_bench:' -e 'verify FAILED' -e '^client exit [^0]' \
-		-e '^server exit [^0]' /tmp/sd.srv /tmp/sd.cli | sed "s|^|  [$1] |")")
+sd_perf() { # label perf-args... -> /tmp/sd.json
+	local label=$1
+	shift
+	rm -f /tmp/sd.json
+	timeout -k 5 120 "$sd" perf --json "$@" $addr 7445 >/tmp/sd.json 2>/tmp/sd.err
+	local rc=$?
+	{ echo "=== smbdirect perf $* (exit $rc)"; cat /tmp/sd.json /tmp/sd.err; } \
+		>> "$SD_OUT/smbdirect-perf.log"
+	[ $rc -eq 0 ] || notes+=("  [$label] exit $rc: $(head -n1 /tmp/sd.err)")
+	grep -q '"verified":false' /tmp/sd.json && notes+=("  [$label] data check FAILED")
+}
+sd_val() { # key.path -> value from /tmp/sd.json
+	python3 -c 'import json, sys
+try:
+    v = json.load(open("/tmp/sd.json"))
+    for k in sys.argv[1].split("."):
+        v = v[k]
+    print(v)
+except Exception:
+    pass' "$1"
 }
 
-sd bw "$secs" 1048576
-sd_bw=$(sd_val bw_MiBps) sd_bw_mb=$(sd_val bw_MBps)
-sd_note "stream bw"
-sd lat 2000 64
-sd_lat=$(sd_val lat_us)
-sd_note "stream lat"
+sd_perf "send 1MiB" --test send --size 1M --time "$secs"
+sd_bw=$(sd_val mib_per_s) sd_bw_gb=$(sd_val gbit_per_s)
+sd_perf "latency 64B" --test latency --size 64 --iters 2000
+sd_lat=$(sd_val latency_us.avg) sd_lat99=$(sd_val latency_us.p99)
 
-rdma() { # mode size label -> sets rdma_mib rdma_mb rdma_us
-	sd "$1" "$secs" "$2"
-	local key=rdma_read
-	[ "$1" = writev ] && key=rdma_write
-	rdma_mib=$(sd_val ${key}_MiBps) rdma_mb=$(sd_val ${key}_MBps)
-	rdma_us=$(awk -v k="${key}_calls" '$1 == k { print $6; exit }' /tmp/sd.srv)
-	[ -n "${params:-}" ] || params=$(sed -n 's/^params: //p' /tmp/sd.srv)
-	notes+=("$(grep -h -e '^peer buffer:' -e '^verify ok' /tmp/sd.srv /tmp/sd.cli |
-		sed "s|^|  [$3] |")")
-	sd_note "$3"
+rdma() { # read|write size label -> sets rdma_mib rdma_gb rdma_us
+	sd_perf "$3" --test "$1" --size "$2" --time "$secs"
+	rdma_mib=$(sd_val mib_per_s) rdma_gb=$(sd_val gbit_per_s) rdma_us=$(sd_val latency_us.avg)
 }
-rdma readv 1048576 "readv 1MiB";  rd1=$rdma_mib rd1_mb=$rdma_mb rd1_us=$rdma_us
-rdma readv 8388608 "readv 8MiB";  rd8=$rdma_mib rd8_mb=$rdma_mb rd8_us=$rdma_us
-rdma writev 1048576 "writev 1MiB"; wr1=$rdma_mib wr1_mb=$rdma_mb wr1_us=$rdma_us
-rdma writev 8388608 "writev 8MiB"; wr8=$rdma_mib wr8_mb=$rdma_mb wr8_us=$rdma_us
+rdma read 1M "read 1MiB";   rd1=$rdma_mib rd1_gb=$rdma_gb rd1_us=$rdma_us
+rdma read 8M "read 8MiB";   rd8=$rdma_mib rd8_gb=$rdma_gb rd8_us=$rdma_us
+rdma write 1M "write 1MiB"; wr1=$rdma_mib wr1_gb=$rdma_gb wr1_us=$rdma_us
+rdma write 8M "write 8MiB"; wr8=$rdma_mib wr8_gb=$rdma_gb wr8_us=$rdma_us
 
-sd reg 1000 1048576
-reg=$(sd_val reg_dereg_us) reg_r=$(sd_val reg_us) reg_d=$(sd_val dereg_us)
-reg_min=$(sd_val reg_dereg_min_us)
-sd_note "reg"
+sd_perf "register 1MiB" --test register --size 1M --iters 1000
+reg=$(sd_val latency_us.avg) reg_min=$(sd_val latency_us.min) reg_p99=$(sd_val latency_us.p99)
+kill $sd_srv 2>/dev/null
+wait $sd_srv 2>/dev/null
+
+# What the connections negotiated (server side of a test connection).
+"$sd" params -l --once --json -v $addr 7446 >/tmp/params.json 2>/tmp/params.err &
+for _ in $(seq 50); do
+	grep -q listening /tmp/params.err && break
+	sleep 0.1
+done
+timeout -k 5 60 "$sd" params --json $addr 7446 > /dev/null 2>&1
+wait
+params=$(head -n1 /tmp/params.json)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 v() { echo "${1:-n/a}"; }
 log "benchmark on rxe0, kernel $(uname -r), ${secs}s sampled per bandwidth run ($((2 * secs))s for perftest 8 MiB)"
-log "units: MiB/s = 2^20 B/s (perftest's \"MB/sec\" column is MiB/s); MB/s = 10^6 B/s"
+log "units: MiB/s = 2^20 B/s (perftest's \"MB/sec\" column is MiB/s); Gbit/s = 10^9 bit/s"
 log "  ib_send_bw   1 MiB:   $(v "$send_bw") MiB/s"
 log "  ib_read_bw   1 MiB:   $(v "$read_bw1") MiB/s"
 log "  ib_read_bw   8 MiB:   $(v "$read_bw8") MiB/s"
 log "  ib_write_bw  1 MiB:   $(v "$write_bw1") MiB/s"
 log "  ib_write_bw  8 MiB:   $(v "$write_bw8") MiB/s"
 log "  ib_send_lat  64 B:    $(v "$send_lat") us (t_avg)"
-log "  af_smbdirect stream 1 MiB messages: $(v "$sd_bw") MiB/s ($(v "$sd_bw_mb") MB/s)"
-log "  af_smbdirect stream 64 B round trip/2: $(v "$sd_lat") us"
-log "  af_smbdirect RDMA_READV  1 MiB: $(v "$rd1") MiB/s ($(v "$rd1_mb") MB/s, $(v "$rd1_us") us/call)"
-log "  af_smbdirect RDMA_READV  8 MiB: $(v "$rd8") MiB/s ($(v "$rd8_mb") MB/s, $(v "$rd8_us") us/call)"
-log "  af_smbdirect RDMA_WRITEV 1 MiB: $(v "$wr1") MiB/s ($(v "$wr1_mb") MB/s, $(v "$wr1_us") us/call)"
-log "  af_smbdirect RDMA_WRITEV 8 MiB: $(v "$wr8") MiB/s ($(v "$wr8_mb") MB/s, $(v "$wr8_us") us/call)"
-log "  af_smbdirect REGISTER+DEREGISTER 1 MiB: $(v "$reg") us (register $(v "$reg_r") us, deregister $(v "$reg_d") us, min pair $(v "$reg_min") us)"
-[ -n "${params:-}" ] && log "  RDMA connection parameters (server side): $params"
+log "  smbdirect perf send 1 MiB messages: $(v "$sd_bw") MiB/s ($(v "$sd_bw_gb") Gbit/s)"
+log "  smbdirect perf latency 64 B (round trip/2): $(v "$sd_lat") us avg, $(v "$sd_lat99") us p99"
+log "  smbdirect perf read  1 MiB (RDMA_READV):  $(v "$rd1") MiB/s ($(v "$rd1_gb") Gbit/s, $(v "$rd1_us") us/call)"
+log "  smbdirect perf read  8 MiB (RDMA_READV):  $(v "$rd8") MiB/s ($(v "$rd8_gb") Gbit/s, $(v "$rd8_us") us/call)"
+log "  smbdirect perf write 1 MiB (RDMA_WRITEV): $(v "$wr1") MiB/s ($(v "$wr1_gb") Gbit/s, $(v "$wr1_us") us/call)"
+log "  smbdirect perf write 8 MiB (RDMA_WRITEV): $(v "$wr8") MiB/s ($(v "$wr8_gb") Gbit/s, $(v "$wr8_us") us/call)"
+log "  smbdirect perf register 1 MiB (REGISTER+DEREGISTER): $(v "$reg") us avg, $(v "$reg_min") us min, $(v "$reg_p99") us p99"
+[ -n "${params:-}" ] && log "  negotiated (server side): $params"
 for n in "${notes[@]}"; do
 	[ -n "$n" ] && log "$n"
 done
-log "ratio throughput af_smbdirect/ib_send_bw: $(ratio "${sd_bw:-0}" "${send_bw:-0}")"
-log "ratio latency    af_smbdirect/ib_send_lat: $(ratio "${sd_lat:-0}" "${send_lat:-0}") (lower is better)"
-log "ratio rdma_readv/ib_read_bw 1MiB: $(ratio "${rd1:-0}" "${read_bw1:-0}")"
-log "ratio rdma_readv/ib_read_bw 8MiB: $(ratio "${rd8:-0}" "${read_bw8:-0}")"
-log "ratio rdma_writev/ib_write_bw 1MiB: $(ratio "${wr1:-0}" "${write_bw1:-0}")"
-log "ratio rdma_writev/ib_write_bw 8MiB: $(ratio "${wr8:-0}" "${write_bw8:-0}")"
-log "reg+dereg 1 MiB: $(v "$reg") us"
+log "ratio throughput smbdirect send/ib_send_bw: $(ratio "${sd_bw:-0}" "${send_bw:-0}")"
+log "ratio latency    smbdirect latency/ib_send_lat: $(ratio "${sd_lat:-0}" "${send_lat:-0}") (lower is better)"
+log "ratio read  1MiB smbdirect/ib_read_bw:  $(ratio "${rd1:-0}" "${read_bw1:-0}")"
+log "ratio read  8MiB smbdirect/ib_read_bw:  $(ratio "${rd8:-0}" "${read_bw8:-0}")"
+log "ratio write 1MiB smbdirect/ib_write_bw: $(ratio "${wr1:-0}" "${write_bw1:-0}")"
+log "ratio write 8MiB smbdirect/ib_write_bw: $(ratio "${wr8:-0}" "${write_bw8:-0}")"
 rmmod af_smbdirect
 exit 0

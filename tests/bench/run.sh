@@ -11,9 +11,10 @@ kdir=$("$root/tests/vm/build-kernel.sh" "$series" bench)
 mkdir -p "$build/bench"
 make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" > "$build/bench/module.log"
 mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/bench/module.log")
-gcc -O2 -Wall -Wextra -Werror -I "$root/uapi" -o "$build/bench/sd_bench" "$root/tests/bench/sd_bench.c"
+# `smbdirect perf` from the user-space build the VM tests use (RelWithDebInfo).
+us=$("$root/tests/userspace/build.sh" "$root" "$build")
 out=$build/bench/vm
 rm -rf "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 "$root/tests/vm/run-vm.sh" "$kdir" "$out" \
-	tests/bench/guest-bench.sh "$build/bench" "${SD_BENCH_SECONDS:-5}"
+	tests/bench/guest-bench.sh "$us/tools/smbdirect" "${SD_BENCH_SECONDS:-5}"
 cat "$out/bench.txt"

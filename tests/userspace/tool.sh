@@ -1,0 +1,289 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The smbdirect command in the test VM (TAP): every subcommand's --help and
+# usage errors, "module not loaded", `dev --json` (veth0/rxe0 RoCE and
+# veth1/siw1 iWARP RDMA-capable), `params` against `params -l` (negotiated
+# = module defaults), `cat` and `cat --rdma` moving 64 MiB each way with
+# sha256 over rxe4 and siw6, a truncated stream and a vanished reader
+# failing on both ends, and `perf --json` of every test kind.
+#
+# Environment: SD_US (user-space build dir). Transports: rxe4 10.77.0.1
+# (rxe0 on veth0), siw6 fd77::2 (siw1 on veth1); both ends use the same
+# address, as everywhere in these tests.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/interop/common.bash"
+
+sd=${SD_US:?SD_US is not set}/tools/smbdirect
+tmp=$(mktemp -d /tmp/tool.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+ensure_siw_on_veth1
+# Per-command limit: a hung transfer must fail the case, not the run.
+T="timeout -s KILL 120"
+
+declare -A addr=([rxe4]=10.77.0.1 [siw6]=fd77::2)
+transports="rxe4 siw6"
+subcommands="cat perf dev params family run"
+module_commands="cat perf params family"
+usage_cases=(
+	"cat"			"cat -l"		"cat --bogus 10.77.0.1 7000"
+	"cat --send --recv 10.77.0.1 7000"	"cat 10.77.0.1 99999"
+	"cat --buffers 1 --rdma 10.77.0.1 7000"	"perf --test nope 10.77.0.1 7000"
+	"perf -l"		"perf --time 1 --iters 2 10.77.0.1 7000"
+	"perf -l --test send 7000"	"dev extra"		"params 10.77.0.1"
+	"params --once 10.77.0.1 7000"	"params -o nope=1 10.77.0.1 7000"
+	"family extra"		"nosuchcommand"		""
+)
+plan=$((1 + 6 + ${#usage_cases[@]} + 4 + 1 + 1 + 8 + 3 + 2 * 5))
+tap_plan $plan
+
+port=7400
+next_port() { port=$((port + 1)); }
+
+# --- help and usage ----------------------------------------------------------
+if $T "$sd" --help > "$tmp/help" 2>&1 && grep -q '^Usage: smbdirect' "$tmp/help"; then
+	tap_ok tool.help
+else
+	tap_fail tool.help "smbdirect --help" "$tmp/help"
+fi
+for c in $subcommands; do
+	$T "$sd" "$c" --help > "$tmp/help" 2> "$tmp/help.err"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q "^Usage: smbdirect $c" "$tmp/help" && [ ! -s "$tmp/help.err" ]; then
+		tap_ok "tool.help.$c"
+	else
+		tap_fail "tool.help.$c" "exit $rc, want 0 and a usage text on stdout" "$tmp/help" "$tmp/help.err"
+	fi
+done
+for u in "${usage_cases[@]}"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	$T "$sd" $u > "$tmp/usage" 2>&1
+	rc=$?
+	name=$(echo "${u:-none}" | tr -c 'a-z0-9\n' '_' | sed 's/__*/_/g; s/_$//')
+	if [ $rc -eq 2 ] && grep -qi 'usage\|try\|unknown\|expected\|needs\|not ' "$tmp/usage"; then
+		tap_ok "tool.usage.$name"
+	else
+		tap_fail "tool.usage.$name" "smbdirect $u: exit $rc, want 2" "$tmp/usage"
+	fi
+done
+
+# --- module not loaded (the family file hidden in a private mount namespace) ----
+for c in $module_commands; do
+	case $c in
+	cat | perf) args="10.77.0.1 7000" ;;
+	params) args="" ;;
+	family) args="" ;;
+	esac
+	$T unshare -m sh -c "mount -t tmpfs none /sys/module/af_smbdirect/parameters && exec \"$sd\" $c $args" \
+		> "$tmp/noload" 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "af_smbdirect is not loaded: modprobe af_smbdirect" "$tmp/noload"; then
+		tap_ok "tool.not_loaded.$c"
+	else
+		tap_fail "tool.not_loaded.$c" "exit $rc, want 1 and the modprobe hint" "$tmp/noload"
+	fi
+done
+
+# --- dev -----------------------------------------------------------------------
+if $T "$sd" dev --json > "$tmp/dev.json" 2> "$tmp/dev.err" &&
+	python3 - "$tmp/dev.json" > "$tmp/dev.check" 2>&1 <<'PY'
+import json, sys
+devs = {d["ifname"]: d for d in json.load(open(sys.argv[1]))}
+want = {"veth0": ("rxe0", "RoCE"), "veth1": ("siw1", "iWARP")}
+bad = []
+for name, (rdma, transport) in want.items():
+    d = devs.get(name)
+    if not d:
+        bad.append(f"{name} missing")
+    elif (d["rdma_device"], d["transport"], d["rdma_capable"]) != (rdma, transport, True):
+        bad.append(f"{name}: {d}")
+    elif not any(a.startswith("10.77.0.") for a in d["addresses"]) or not d["reason"]:
+        bad.append(f"{name}: addresses/reason {d}")
+if bad:
+    sys.exit("; ".join(bad))
+PY
+then
+	tap_ok tool.dev.json
+else
+	tap_fail tool.dev.json "veth0/rxe0 RoCE and veth1/siw1 iWARP not both RDMA-capable" \
+		"$tmp/dev.json" "$tmp/dev.err" "$tmp/dev.check"
+fi
+
+# --- params -----------------------------------------------------------------------
+next_port
+$T "$sd" params -l -v --once 10.77.0.1 $port > "$tmp/params.srv" 2> "$tmp/params.srv.err" &
+srv=$!
+if wait_for_line "$tmp/params.srv.err" 30 listening $srv &&
+	$T "$sd" params --json > "$tmp/params.defaults" 2>&1 &&
+	$T "$sd" params --json 10.77.0.1 $port > "$tmp/params.json" 2>&1 &&
+	wait $srv &&
+	python3 - "$tmp/params.defaults" "$tmp/params.json" "$tmp/params.srv" > "$tmp/params.check" 2>&1 <<'PY'
+import json, sys
+mod = json.load(open(sys.argv[1]))
+cli = json.load(open(sys.argv[2]))
+srv = json.loads(open(sys.argv[3]).readline())
+bad = []
+for side, p in (("client", cli), ("server", srv)):
+    for key, default in (("max_send_size", "max_send_size"), ("max_receive_size", "max_receive_size"),
+                         ("max_fragmented_send_size", "max_fragmented_size"),
+                         ("max_fragmented_receive_size", "max_fragmented_size"),
+                         ("max_read_write_size", "max_read_write_size"),
+                         ("receive_credit_max", "receive_credit_max"),
+                         ("send_credit_target", "send_credit_target"),
+                         ("keepalive_interval", "keepalive_interval")):
+        if p[key] != mod[default]:
+            bad.append(f"{side} {key} {p[key]} != module {default} {mod[default]}")
+    if p["version"] != "1.0" or p["transport"] != "RoCE":
+        bad.append(f"{side}: version/transport {p['version']} {p['transport']}")
+if bad:
+    sys.exit("; ".join(bad))
+print("ok", cli)
+PY
+then
+	tap_ok tool.params.rxe4
+else
+	kill $srv 2>/dev/null
+	tap_fail tool.params.rxe4 "negotiated parameters differ from the module defaults" \
+		"$tmp/params.defaults" "$tmp/params.json" "$tmp/params.srv" "$tmp/params.srv.err" \
+		"$tmp/params.check"
+fi
+
+# --- cat -------------------------------------------------------------------------------
+head -c 64M /dev/urandom > "$tmp/in"
+want=$(sha256sum < "$tmp/in" | cut -d' ' -f1)
+
+# cat_case NAME ADDR LISTENER_ARGS -- CONNECTOR_ARGS: the listener and the
+# connector with their own direction flags; the receiving end's stdout and
+# the sending end's stdin are files; both must exit 0 and the sha256 match.
+cat_case() {
+	local name=$1 a=$2 dir=$3 mode=$4 lflags cflags lpid lrc crc got
+	next_port
+	rm -f "$tmp/out"
+	if [ "$dir" = to_listener ]; then
+		lflags="--recv" cflags="--send"
+		$T "$sd" cat -l -v $mode $lflags "$a" $port > "$tmp/out" 2> "$tmp/l.err" &
+	else
+		lflags="--send" cflags="--recv"
+		$T "$sd" cat -l -v $mode $lflags "$a" $port < "$tmp/in" > /dev/null 2> "$tmp/l.err" &
+	fi
+	lpid=$!
+	if ! wait_for_line "$tmp/l.err" 30 listening $lpid; then
+		kill $lpid 2>/dev/null
+		tap_fail "$name" "the listener did not start" "$tmp/l.err"
+		return
+	fi
+	local t0=$SECONDS
+	if [ "$dir" = to_listener ]; then
+		$T "$sd" cat --json $mode $cflags "$a" $port < "$tmp/in" > /dev/null 2> "$tmp/c.err"
+	else
+		$T "$sd" cat --json $mode $cflags "$a" $port > "$tmp/out" 2> "$tmp/c.err"
+	fi
+	crc=$?
+	wait $lpid
+	lrc=$?
+	got=$(sha256sum < "$tmp/out" | cut -d' ' -f1)
+	if [ $crc -eq 0 ] && [ $lrc -eq 0 ] && [ "$got" = "$want" ]; then
+		tap_ok "$name # $((SECONDS - t0)) s: $(tail -n1 "$tmp/c.err" | cut -c1-200)"
+	else
+		tap_fail "$name" "listener exit $lrc, connector exit $crc, sha256 ${got:0:12} want ${want:0:12}" \
+			"$tmp/l.err" "$tmp/c.err"
+	fi
+}
+for t in $transports; do
+	for mode in messages rdma; do
+		flag=
+		[ $mode = rdma ] && flag=--rdma
+		cat_case "tool.cat.$t.$mode.to_listener" "${addr[$t]}" to_listener "$flag"
+		cat_case "tool.cat.$t.$mode.from_listener" "${addr[$t]}" from_listener "$flag"
+	done
+done
+
+# Failures must look like failures on both ends.
+# 1. Both ends --rdma or not: refused by the listener with a reason.
+next_port
+$T "$sd" cat -l -v --rdma 10.77.0.1 $port > /dev/null 2> "$tmp/l.err" &
+lpid=$!
+wait_for_line "$tmp/l.err" 30 listening $lpid
+echo hi | $T "$sd" cat 10.77.0.1 $port > /dev/null 2> "$tmp/c.err"
+crc=$?
+wait $lpid
+lrc=$?
+if [ $crc -eq 1 ] && [ $lrc -eq 1 ] && grep -q -- "--rdma" "$tmp/c.err"; then
+	tap_ok tool.cat.mismatch
+else
+	tap_fail tool.cat.mismatch "listener exit $lrc, connector exit $crc, want 1 and 1" \
+		"$tmp/l.err" "$tmp/c.err"
+fi
+# 2. The sender dies in the middle: the receiver has no end marker and fails.
+for mode in messages rdma; do
+	flag=
+	[ $mode = rdma ] && flag=--rdma
+	next_port
+	$T "$sd" cat -l -v $flag 10.77.0.1 $port > "$tmp/out" 2> "$tmp/l.err" &
+	lpid=$!
+	wait_for_line "$tmp/l.err" 30 listening $lpid
+	# The sender reads a FIFO this script holds open: 3 MiB, then nothing.
+	rm -f "$tmp/fifo"
+	mkfifo "$tmp/fifo"
+	"$sd" cat $flag -v 10.77.0.1 $port < "$tmp/fifo" 2> "$tmp/c.err" &
+	cpid=$!
+	exec 3> "$tmp/fifo"
+	head -c 3M "$tmp/in" >&3
+	for _ in $(seq 100); do
+		[ "$(stat -c %s "$tmp/out")" -ge 3145728 ] && break
+		sleep 0.1
+	done
+	kill -KILL $cpid
+	exec 3>&-
+	wait $lpid
+	lrc=$?
+	wait $cpid 2>/dev/null
+	if [ $lrc -eq 1 ] && grep -q "ended before\|Connection reset\|Broken pipe" "$tmp/l.err"; then
+		tap_ok "tool.cat.rxe4.$mode.truncated # $(stat -c %s "$tmp/out") bytes, then: $(tail -n1 "$tmp/l.err")"
+	else
+		tap_fail "tool.cat.rxe4.$mode.truncated" "receiver exit $lrc after the sender was killed, want 1" \
+			"$tmp/l.err" "$tmp/c.err"
+	fi
+done
+
+# --- perf --------------------------------------------------------------------------------
+for t in $transports; do
+	next_port
+	$T "$sd" perf -l -v "${addr[$t]}" $port > /dev/null 2> "$tmp/perf.srv" &
+	srv=$!
+	wait_for_line "$tmp/perf.srv" 30 listening $srv
+	for test in send latency read write register; do
+		$T "$sd" perf --json --test $test --time 1 "${addr[$t]}" $port > "$tmp/perf.json" 2> "$tmp/perf.err"
+		rc=$?
+		if [ $rc -eq 0 ] && python3 - "$tmp/perf.json" $test > "$tmp/perf.check" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+keys = ["iterations", "seconds", "bytes", "mib_per_s", "gbit_per_s", "ops_per_s", "size"]
+if sys.argv[2] != "send":
+    keys += ["latency_us." + k for k in ("min", "avg", "p50", "p99", "max")]
+bad = []
+for k in keys:
+    v = r
+    for part in k.split("."):
+        v = v[part]
+    if not isinstance(v, (int, float)) or v <= 0:
+        bad.append(f"{k}={v}")
+if r["test"] != sys.argv[2] or r["verified"] is not True:
+    bad.append(f"test/verified {r['test']} {r['verified']}")
+if bad:
+    sys.exit(" ".join(bad))
+lat = r.get("latency_us", {}).get("avg", "-")
+print(f"{r['mib_per_s']} MiB/s {r['ops_per_s']} ops/s avg {lat} us")
+PY
+		then
+			tap_ok "tool.perf.$t.$test # $(cat "$tmp/perf.check")"
+		else
+			tap_fail "tool.perf.$t.$test" "exit $rc or bad JSON" "$tmp/perf.json" "$tmp/perf.err" \
+				"$tmp/perf.check" "$tmp/perf.srv"
+		fi
+	done
+	kill $srv 2>/dev/null
+	wait $srv 2>/dev/null
+done
+tap_exit

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+// Shared by the C++ API tests, which compile in three ways (C++20,
+// C++23 with std::expected, -fno-exceptions): the same checks each time.
+#ifndef SD_TEST_CPP_COMMON_H
+#define SD_TEST_CPP_COMMON_H
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fcntl.h>
+#include <smbdirect/smbdirect.hpp>
+#include <unistd.h>
+
+namespace sdtest {
+
+inline bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) != -1;
+}
+
+// A registration as the C API returns it, its array on the heap.
+inline smbdirect_rdma_v1_registration fake_registration(uint64_t id, uint32_t count)
+{
+	smbdirect_rdma_v1_registration reg = {};
+	reg.id = id;
+	reg.desc_count = count;
+	reg.flags = SMBDIRECT_ACCESS_PEER_WRITE;
+	reg.desc = static_cast<smbdirect_buffer_descriptor_v1 *>(calloc(count, sizeof(*reg.desc)));
+	for (uint32_t i = 0; i < count; i++) {
+		reg.desc[i].token = htole32(0x100 + i);
+		reg.desc[i].length = htole32(4096);
+		reg.desc[i].offset = htole64(0x7000000000000000ull + i);
+	}
+	return reg;
+}
+
+// The checks every flavour runs; suffix names the flavour's test suite.
+inline void result_basics()
+{
+	sd::Result<int> ok = 5;
+	EXPECT_TRUE(ok.has_value());
+	EXPECT_TRUE(static_cast<bool>(ok));
+	EXPECT_EQ(*ok, 5);
+	EXPECT_EQ(ok.value(), 5);
+	EXPECT_EQ(ok.value_or(9), 5);
+
+	sd::Result<int> bad = sd::fail(-EINVAL);
+	EXPECT_FALSE(bad.has_value());
+	EXPECT_FALSE(static_cast<bool>(bad));
+	EXPECT_EQ(bad.error(), std::errc::invalid_argument);
+	EXPECT_EQ(bad.error().value(), EINVAL);
+	EXPECT_EQ(bad.value_or(9), 9);
+	EXPECT_EQ(sd::fail(ENOENT).error(), std::errc::no_such_file_or_directory);
+
+	sd::Result<void> done;
+	EXPECT_TRUE(done.has_value());
+	sd::Result<void> failed = sd::fail(-EPIPE);
+	EXPECT_FALSE(failed);
+	EXPECT_EQ(failed.error(), std::errc::broken_pipe);
+
+	sd::Result<std::string> s = std::string("abc");
+	EXPECT_EQ(s->size(), 3u);
+}
+
+inline void socket_owns_its_fd()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	{
+		sd::Socket a(p[0]);
+		EXPECT_TRUE(a.valid());
+		sd::Socket b(std::move(a));
+		EXPECT_FALSE(a.valid());
+		EXPECT_EQ(b.fd(), p[0]);
+		EXPECT_TRUE(fd_open(p[0]));
+		sd::Socket c(p[1]);
+		c = std::move(b); // closes p[1]
+		EXPECT_FALSE(fd_open(p[1]));
+		EXPECT_TRUE(fd_open(p[0]));
+	}
+	EXPECT_FALSE(fd_open(p[0]));
+
+	ASSERT_EQ(pipe(p), 0);
+	sd::Socket r(p[0]);
+	EXPECT_EQ(r.release(), p[0]);
+	EXPECT_FALSE(r.valid());
+	EXPECT_TRUE(fd_open(p[0]));
+	sd::Socket again(p[0]);
+	EXPECT_TRUE(again.close().has_value());
+	EXPECT_FALSE(fd_open(p[0]));
+	EXPECT_TRUE(again.close().has_value()); // nothing left to close
+	sd::Socket stale(p[0]);			 // p[0] is closed already
+	auto closed = stale.close();
+	EXPECT_EQ(closed.error(), std::errc::bad_file_descriptor);
+	close(p[1]);
+}
+
+inline void socket_calls_report_errors()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	sd::Socket s(p[0]);
+	EXPECT_EQ(s.params().error(), std::errc::inappropriate_io_control_operation);
+	EXPECT_TRUE(s.set_options({}).has_value()); // nothing to set: no call
+	sd::Options o;
+	o.max_send_size = 1364;
+	EXPECT_EQ(s.set_options(o).error(), std::errc::not_a_socket);
+	EXPECT_EQ(s.option(SMBDIRECT_OPT_MAX_SEND_SIZE).error(), std::errc::not_a_socket);
+	char buf[8];
+	auto data = std::as_writable_bytes(std::span(buf));
+	EXPECT_EQ(s.register_memory(data, 0).error(), std::errc::invalid_argument);
+	EXPECT_EQ(s.register_memory(data, SMBDIRECT_ACCESS_PEER_READ).error(),
+		  std::errc::inappropriate_io_control_operation);
+	sd::Descriptor d = {};
+	EXPECT_EQ(s.rdma_read(data, std::span(&d, 1)).error(),
+		  std::errc::inappropriate_io_control_operation);
+	EXPECT_EQ(s.rdma_write(std::as_bytes(std::span(buf)), {}).error(),
+		  std::errc::invalid_argument);
+	EXPECT_EQ(s.send_with_invalidate(std::as_bytes(std::span(buf)), 1).error(),
+		  std::errc::not_a_socket);
+	EXPECT_EQ(sd::Socket::create(AF_INET, SOCK_DGRAM).error().value(), ESOCKTNOSUPPORT);
+	EXPECT_EQ(sd::connect("no.such.name", "445").error(), std::errc::invalid_argument);
+	EXPECT_EQ(sd::listen("10.0.0.1", "70000").error(), std::errc::invalid_argument);
+	close(p[1]);
+}
+
+inline void registration_deregisters_once()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	auto reg = sd::Registration::adopt(p[0], fake_registration(7, 3));
+	EXPECT_TRUE(reg.live());
+	EXPECT_EQ(reg.id(), 7u);
+	ASSERT_EQ(reg.descriptors().size(), 3u);
+	EXPECT_EQ(sd::token(reg.descriptors()[2]), 0x102u);
+	EXPECT_EQ(sd::length(reg.descriptors()[0]), 4096u);
+	EXPECT_EQ(sd::offset(reg.descriptors()[1]), 0x7000000000000001ull);
+
+	sd::Registration moved(std::move(reg));
+	EXPECT_FALSE(reg.live());
+	EXPECT_TRUE(reg.descriptors().empty());
+	EXPECT_EQ(reg.deregister().error(), std::errc::no_such_file_or_directory);
+	EXPECT_TRUE(moved.live());
+	// A pipe has no DEREGISTER ioctl: the kernel's answer comes back, and
+	// the registration is gone from the object either way.
+	EXPECT_EQ(moved.deregister().error(), std::errc::inappropriate_io_control_operation);
+	EXPECT_FALSE(moved.live());
+	EXPECT_TRUE(moved.descriptors().empty());
+
+	sd::Registration a = sd::Registration::adopt(p[0], fake_registration(8, 1));
+	a = sd::Registration::adopt(p[0], fake_registration(9, 2)); // drops 8
+	EXPECT_EQ(a.id(), 9u);
+	auto raw = a.release();
+	EXPECT_FALSE(a.live());
+	EXPECT_EQ(raw.id, 9u);
+	EXPECT_EQ(smbdirect_rdma_v1_deregister(p[0], &raw), -ENOTTY);
+	close(p[0]);
+	close(p[1]);
+}
+
+inline void registration_notices_a_reused_fd()
+{
+	int a[2], b[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, a), 0);
+	auto reg = sd::Registration::adopt(a[0], fake_registration(1, 1));
+	// While its socket is there, the ioctl is made (and a unix socket refuses it).
+	auto other = sd::Registration::adopt(a[0], fake_registration(2, 1));
+	EXPECT_EQ(other.deregister().error(), std::errc::inappropriate_io_control_operation);
+	// The socket closes and its fd number goes to another socket.
+	int fd = a[0];
+	close(a[0]);
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, b), 0);
+	if (b[0] != fd) {
+		ASSERT_EQ(dup2(b[0], fd), fd);
+		close(b[0]);
+		b[0] = fd;
+	}
+	EXPECT_EQ(reg.deregister().error(), std::errc::bad_file_descriptor);
+	EXPECT_FALSE(reg.live());
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+}
+
+inline void address_parse_and_port()
+{
+	auto a = sd::Address::parse("10.77.0.1", "445");
+	ASSERT_TRUE(a);
+	EXPECT_EQ(a->family(), AF_INET);
+	EXPECT_EQ(a->port(), 445);
+	auto b = sd::Address::parse(std::string("fd77::2"), std::string("5445"));
+	ASSERT_TRUE(b);
+	EXPECT_EQ(b->family(), AF_INET6);
+	EXPECT_EQ(b->port(), 5445);
+	EXPECT_EQ(sd::Address::parse("x", "1").error(), std::errc::invalid_argument);
+}
+
+inline void interfaces_list_loopback()
+{
+	auto all = sd::interfaces(SMBDIRECT_IF_LIST_ALL);
+	ASSERT_TRUE(all) << all.error().message();
+	bool found = false;
+	for (const sd::Interface &i : *all) {
+		if (i.name != "lo")
+			continue;
+		found = true;
+		EXPECT_FALSE(i.rdma_capable);
+		EXPECT_NE(i.reason.find("loopback"), std::string::npos) << i.reason;
+		EXPECT_FALSE(i.addresses.empty());
+	}
+	EXPECT_TRUE(found);
+	EXPECT_EQ(sd::interfaces(0x80).error(), std::errc::invalid_argument);
+}
+
+} // namespace sdtest
+
+// One TEST per check, in the suite named by the including file.
+#define SD_CPP_TESTS(Suite)                                                                        \
+	TEST(Suite, ResultBasics)                                                                  \
+	{                                                                                          \
+		sdtest::result_basics();                                                           \
+	}                                                                                          \
+	TEST(Suite, SocketOwnsItsFd)                                                               \
+	{                                                                                          \
+		sdtest::socket_owns_its_fd();                                                      \
+	}                                                                                          \
+	TEST(Suite, SocketCallsReportErrors)                                                       \
+	{                                                                                          \
+		sdtest::socket_calls_report_errors();                                              \
+	}                                                                                          \
+	TEST(Suite, RegistrationDeregistersOnce)                                                   \
+	{                                                                                          \
+		sdtest::registration_deregisters_once();                                           \
+	}                                                                                          \
+	TEST(Suite, RegistrationNoticesAReusedFd)                                                  \
+	{                                                                                          \
+		sdtest::registration_notices_a_reused_fd();                                        \
+	}                                                                                          \
+	TEST(Suite, AddressParseAndPort)                                                           \
+	{                                                                                          \
+		sdtest::address_parse_and_port();                                                  \
+	}                                                                                          \
+	TEST(Suite, InterfacesListLoopback)                                                        \
+	{                                                                                          \
+		sdtest::interfaces_list_loopback();                                                \
+	}
+
+#endif // SD_TEST_CPP_COMMON_H

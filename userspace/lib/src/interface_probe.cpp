@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// The facts about this machine's interfaces and RDMA ports (see
+// interface_probe.h).
+#include "interface_probe.h"
+#include "internal.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/if_addr.h>
+#include <linux/smbdirect.h>
+#include <memory>
+#include <netinet/in.h>
+#include <netlink/errno.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/socket.h>
+#include <rdma/rdma_netlink.h>
+#include <unistd.h>
+
+namespace sd::detail {
+
+namespace {
+
+// libnl's error numbers are its own; callers get -errno.
+int nl_to_errno(int nlerr)
+{
+	switch (nlerr < 0 ? -nlerr : nlerr) {
+	case NLE_NOMEM:
+		return -ENOMEM;
+	case NLE_PERM:
+		return -EPERM;
+	case NLE_NOACCESS:
+		return -EACCES;
+	case NLE_INVAL:
+		return -EINVAL;
+	case NLE_OBJ_NOTFOUND:
+		return -ENOENT;
+	case NLE_NODEV:
+		return -ENODEV;
+	case NLE_AGAIN:
+		return -EAGAIN;
+	case NLE_INTR:
+		return -EINTR;
+	case NLE_BAD_SOCK:
+		return -EBADF;
+	case NLE_OPNOTSUPP:
+		return -EOPNOTSUPP;
+	case NLE_AF_NOSUPPORT:
+		return -EAFNOSUPPORT;
+	case NLE_PROTO_MISMATCH:
+		return -EPROTONOSUPPORT;
+	case NLE_BUSY:
+		return -EBUSY;
+	case NLE_RANGE:
+		return -ERANGE;
+	case NLE_MSGSIZE:
+		return -EMSGSIZE;
+	default:
+		return -EIO;
+	}
+}
+
+struct SockFree {
+	void operator()(struct nl_sock *s) const
+	{
+		nl_socket_free(s);
+	}
+};
+struct CacheFree {
+	void operator()(struct nl_cache *c) const
+	{
+		nl_cache_free(c);
+	}
+};
+struct MsgFree {
+	void operator()(struct nl_msg *m) const
+	{
+		nlmsg_free(m);
+	}
+};
+using NlSock = std::unique_ptr<struct nl_sock, SockFree>;
+using NlCache = std::unique_ptr<struct nl_cache, CacheFree>;
+using NlMsg = std::unique_ptr<struct nl_msg, MsgFree>;
+
+// The whole (small) file, without the trailing newline; false if unreadable.
+bool read_text(const std::string &path, std::string &out)
+{
+	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char buf[256];
+	ssize_t n;
+	do {
+		n = ::read(fd, buf, sizeof(buf) - 1);
+	} while (n < 0 && errno == EINTR);
+	close_quietly(fd);
+	if (n < 0)
+		return false;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	out.assign(buf, static_cast<size_t>(n));
+	return true;
+}
+
+// Entries of a directory, without "." and "..".
+std::vector<std::string> list_dir(const std::string &path)
+{
+	std::vector<std::string> names;
+	DIR *d = ::opendir(path.c_str());
+	if (!d)
+		return names;
+	while (struct dirent *e = ::readdir(d))
+		if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
+			names.emplace_back(e->d_name);
+	::closedir(d);
+	return names;
+}
+
+// --- rtnetlink ---------------------------------------------------------------
+
+int read_links(struct nl_sock *sk, SystemFacts &facts)
+{
+	struct nl_cache *raw = nullptr;
+	int err = rtnl_link_alloc_cache(sk, AF_UNSPEC, &raw);
+	if (err < 0)
+		return nl_to_errno(err);
+	NlCache cache(raw);
+	for (struct nl_object *o = nl_cache_get_first(raw); o; o = nl_cache_get_next(o)) {
+		auto *link = reinterpret_cast<struct rtnl_link *>(o);
+		NetdevFacts n;
+		n.ifindex = rtnl_link_get_ifindex(link);
+		if (const char *name = rtnl_link_get_name(link))
+			n.name = name;
+		if (const char *kind = rtnl_link_get_type(link))
+			n.kind = kind;
+		n.arptype = rtnl_link_get_arptype(link);
+		n.flags = rtnl_link_get_flags(link);
+		n.link = rtnl_link_get_link(link);
+		n.master = rtnl_link_get_master(link);
+		if (struct nl_addr *a = rtnl_link_get_addr(link)) {
+			auto *bytes = static_cast<const uint8_t *>(nl_addr_get_binary_addr(a));
+			n.hwaddr.assign(bytes, bytes + nl_addr_get_len(a));
+		}
+		facts.netdevs.push_back(std::move(n));
+	}
+	return 0;
+}
+
+int read_addresses(struct nl_sock *sk, SystemFacts &facts)
+{
+	struct nl_cache *raw = nullptr;
+	int err = rtnl_addr_alloc_cache(sk, &raw);
+	if (err < 0)
+		return nl_to_errno(err);
+	NlCache cache(raw);
+	for (struct nl_object *o = nl_cache_get_first(raw); o; o = nl_cache_get_next(o)) {
+		auto *addr = reinterpret_cast<struct rtnl_addr *>(o);
+		if (rtnl_addr_get_flags(addr) & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
+			continue;
+		struct nl_addr *local = rtnl_addr_get_local(addr);
+		if (!local)
+			continue;
+		InterfaceAddress ia;
+		ia.ifindex = rtnl_addr_get_ifindex(addr);
+		const void *bytes = nl_addr_get_binary_addr(local);
+		unsigned len = nl_addr_get_len(local);
+		int family = rtnl_addr_get_family(addr);
+		if (family == AF_INET && len == 4) {
+			auto *sin = reinterpret_cast<struct sockaddr_in *>(&ia.addr);
+			sin->sin_family = AF_INET;
+			std::memcpy(&sin->sin_addr, bytes, 4);
+		} else if (family == AF_INET6 && len == 16) {
+			auto *sin6 = reinterpret_cast<struct sockaddr_in6 *>(&ia.addr);
+			sin6->sin6_family = AF_INET6;
+			std::memcpy(&sin6->sin6_addr, bytes, 16);
+			if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
+				sin6->sin6_scope_id = static_cast<uint32_t>(ia.ifindex);
+		} else {
+			continue;
+		}
+		facts.addresses.push_back(ia);
+	}
+	return 0;
+}
+
+// --- RDMA netlink ------------------------------------------------------------
+
+struct RdmaDevice {
+	uint32_t index = 0;
+	std::string name;
+	uint32_t node_type = 0;
+};
+
+struct DumpContext {
+	std::vector<RdmaDevice> *devices = nullptr;
+	std::vector<RdmaPortLink> *ports = nullptr;
+	const RdmaDevice *device = nullptr; // whose ports are dumped
+};
+
+bool get_u32(struct nlattr *a, uint32_t &v)
+{
+	if (!a || nla_len(a) < 4)
+		return false;
+	v = nla_get_u32(a);
+	return true;
+}
+
+std::string get_string(struct nlattr *a)
+{
+	if (!a || nla_len(a) <= 0)
+		return {};
+	const char *s = static_cast<const char *>(nla_data(a));
+	return std::string(s, strnlen(s, static_cast<size_t>(nla_len(a))));
+}
+
+int on_device(struct nl_msg *msg, void *arg)
+{
+	auto *ctx = static_cast<DumpContext *>(arg);
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {};
+	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0)
+		return NL_SKIP;
+	RdmaDevice d;
+	if (!get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX], d.index))
+		return NL_SKIP;
+	d.name = get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
+	if (tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE] && nla_len(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]) >= 1)
+		d.node_type = nla_get_u8(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]);
+	if (!d.name.empty())
+		ctx->devices->push_back(std::move(d));
+	return NL_OK;
+}
+
+int on_port(struct nl_msg *msg, void *arg)
+{
+	auto *ctx = static_cast<DumpContext *>(arg);
+	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {};
+	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0)
+		return NL_SKIP;
+	RdmaPortLink p;
+	uint32_t v = 0;
+	if (!get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX], p.port))
+		return NL_SKIP;
+	if (get_u32(tb[RDMA_NLDEV_ATTR_NDEV_INDEX], v))
+		p.netdev = static_cast<int>(v);
+	p.device = ctx->device->name;
+	p.node_type = ctx->device->node_type;
+	ctx->ports->push_back(std::move(p));
+	return NL_OK;
+}
+
+// One dump request of RDMA_NL_NLDEV command cmd (for device dev_index if
+// not 0), its answers handed to cb.
+int rdma_dump(struct nl_sock *sk, int cmd, uint32_t dev_index, nl_recvmsg_msg_cb_t cb,
+	      DumpContext &ctx)
+{
+	NlMsg msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd),
+				     NLM_F_REQUEST | NLM_F_DUMP));
+	if (!msg)
+		return -ENOMEM;
+	if (dev_index && nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0)
+		return -ENOMEM;
+	int err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, cb, &ctx);
+	if (err < 0)
+		return nl_to_errno(err);
+	err = nl_send_auto(sk, msg.get());
+	if (err < 0)
+		return nl_to_errno(err);
+	err = nl_recvmsgs_default(sk);
+	return err < 0 ? nl_to_errno(err) : 0;
+}
+
+int read_rdma_ports(std::vector<RdmaPortLink> &ports)
+{
+	NlSock sk(nl_socket_alloc());
+	if (!sk)
+		return -ENOMEM;
+	// Without ib_core there is no NETLINK_RDMA, and no RDMA device either.
+	if (nl_connect(sk.get(), NETLINK_RDMA) < 0)
+		return 0;
+	std::vector<RdmaDevice> devices;
+	DumpContext ctx;
+	ctx.devices = &devices;
+	ctx.ports = &ports;
+	int err = rdma_dump(sk.get(), RDMA_NLDEV_CMD_GET, 0, on_device, ctx);
+	if (err)
+		return err;
+	for (const RdmaDevice &d : devices) {
+		ctx.device = &d;
+		err = rdma_dump(sk.get(), RDMA_NLDEV_CMD_PORT_GET, d.index, on_port, ctx);
+		// A device can go away between the two dumps.
+		if (err && err != -EINVAL && err != -ENODEV)
+			return err;
+	}
+	return 0;
+}
+
+int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+} // namespace
+
+// --- sysfs -------------------------------------------------------------------
+
+uint64_t parse_port_rate(const std::string &text)
+{
+	// "<number> Gb/sec (...)", the number possibly with a fraction: "2.5".
+	char *end = nullptr;
+	double gbps = std::strtod(text.c_str(), &end);
+	if (end == text.c_str() || gbps <= 0 || std::strncmp(end, " Gb/sec", 7) != 0)
+		return 0;
+	return static_cast<uint64_t>(gbps * 1e9 + 0.5);
+}
+
+bool parse_gid(const std::string &text, std::array<uint8_t, 16> &gid)
+{
+	// Eight groups of four hex digits separated by ':'.
+	if (text.size() != 39)
+		return false;
+	size_t at = 0;
+	for (int group = 0; group < 8; group++) {
+		for (int half = 0; half < 2; half++) {
+			int hi = hex_digit(text[at]), lo = hex_digit(text[at + 1]);
+			if (hi < 0 || lo < 0)
+				return false;
+			gid[static_cast<size_t>(group * 2 + half)] = static_cast<uint8_t>(hi << 4 | lo);
+			at += 2;
+		}
+		if (group < 7 && text[at++] != ':')
+			return false;
+	}
+	return true;
+}
+
+int64_t read_netdev_speed(const std::string &sys_root, const std::string &name)
+{
+	std::string text;
+	if (!read_text(sys_root + "/class/net/" + name + "/speed", text) || text.empty())
+		return -1;
+	char *end = nullptr;
+	long long v = std::strtoll(text.c_str(), &end, 10);
+	return (*end || v <= 0) ? -1 : v;
+}
+
+RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &link,
+			      const std::vector<NetdevFacts> &netdevs)
+{
+	RdmaPortFacts p;
+	p.device = link.device;
+	p.port = link.port;
+	p.netdev = link.netdev;
+	std::string dir =
+		sys_root + "/class/infiniband/" + link.device + "/ports/" + std::to_string(link.port);
+
+	uint32_t node_type = link.node_type;
+	std::string text;
+	if (!node_type && read_text(sys_root + "/class/infiniband/" + link.device + "/node_type", text))
+		node_type = static_cast<uint32_t>(std::strtoul(text.c_str(), nullptr, 10));
+	if (node_type == RDMA_NODE_RNIC) {
+		p.transport = SMBDIRECT_TRANSPORT_IWARP;
+	} else if (node_type == RDMA_NODE_IB_CA || node_type == 0) {
+		if (read_text(dir + "/link_layer", text))
+			p.transport = text == "Ethernet"     ? SMBDIRECT_TRANSPORT_ROCE
+				      : text == "InfiniBand" ? SMBDIRECT_TRANSPORT_IB
+							     : 0;
+		else
+			p.transport = link.netdev > 0 ? SMBDIRECT_TRANSPORT_ROCE : SMBDIRECT_TRANSPORT_IB;
+	}
+
+	if (read_text(dir + "/rate", text))
+		p.rate_bps = parse_port_rate(text);
+
+	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
+		// Each GID entry's netdev; unused entries cannot be read.
+		std::string ndevs = dir + "/gid_attrs/ndevs";
+		if (::access(ndevs.c_str(), R_OK | X_OK) == 0) {
+			p.gid_table_known = true;
+			for (const std::string &entry : list_dir(ndevs)) {
+				if (!read_text(ndevs + "/" + entry, text) || text.empty())
+					continue;
+				for (const NetdevFacts &n : netdevs)
+					if (n.name == text &&
+					    std::find(p.gid_netdevs.begin(), p.gid_netdevs.end(),
+						      n.ifindex) == p.gid_netdevs.end())
+						p.gid_netdevs.push_back(n.ifindex);
+			}
+		}
+	} else if (p.transport == SMBDIRECT_TRANSPORT_IB) {
+		std::string gids = dir + "/gids";
+		for (const std::string &entry : list_dir(gids)) {
+			std::array<uint8_t, 16> gid;
+			if (!read_text(gids + "/" + entry, text) || !parse_gid(text, gid))
+				continue;
+			bool zero = std::all_of(gid.begin(), gid.end(), [](uint8_t b) { return !b; });
+			if (!zero)
+				p.gids.push_back(gid);
+		}
+	}
+	return p;
+}
+
+int probe_system(SystemFacts &facts)
+{
+	NlSock sk(nl_socket_alloc());
+	if (!sk)
+		return -ENOMEM;
+	int err = nl_connect(sk.get(), NETLINK_ROUTE);
+	if (err < 0)
+		return nl_to_errno(err);
+	err = read_links(sk.get(), facts);
+	if (!err)
+		err = read_addresses(sk.get(), facts);
+	if (err)
+		return err;
+
+	std::vector<RdmaPortLink> links;
+	err = read_rdma_ports(links);
+	if (err)
+		return err;
+	for (const RdmaPortLink &l : links)
+		facts.ports.push_back(read_port_sysfs("/sys", l, facts.netdevs));
+	for (NetdevFacts &n : facts.netdevs)
+		n.speed_mbps = read_netdev_speed("/sys", n.name);
+	return 0;
+}
+
+} // namespace sd::detail

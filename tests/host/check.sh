@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host checks of the protocol core: what `make check-host` runs.
+# Host checks of the protocol core and the user space: what `make check-host`
+# runs.
 #
 #   tests/host/check.sh <repo-root> <build-dir>
 #
-# 1. GoogleTest under ASan + UBSan (gcc, the kernel's compiler)
+# 1. GoogleTest under ASan + UBSan (gcc, the kernel's compiler): core_tests
+#    (kernel/core), lib_tests (libsmbdirect), and preload_tests and
+#    tools_tests where they are built
 # 2. every libFuzzer target for SMBDIRECT_FUZZ_SECONDS (default 60) each,
 #    seeded from tests/fuzz/corpus/<target>, new inputs kept in the build dir
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
@@ -64,7 +67,7 @@ run_gtest() { # binary xml
 	local rc=$?
 	if [ ! -s "$xml" ]; then
 		echo "gtest produced no report (exit $rc): crashed or sanitizer abort"
-		record fail host/core_tests
+		record fail "host/$(basename "$bin")"
 		return 1
 	fi
 	python3 - "$xml" "$results" <<'PY' || rc=1
@@ -97,8 +100,23 @@ PY
 section "host unit tests (gcc, ASan + UBSan)"
 if configure_build "$build/host-asan" -DSD_SANITIZE=ON \
 	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++; then
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		run_gtest "$build/host-asan/tests/host/core_tests" "$build/host-asan/core_tests.xml"
+	# core_tests and lib_tests always exist; the preload's and the tool's
+	# tests where their sources are.
+	for t in core_tests lib_tests preload_tests tools_tests; do
+		bin=$(find "$build/host-asan/tests/host" -maxdepth 2 -type f -name "$t" | head -n 1)
+		if [ -z "$bin" ]; then
+			case $t in
+			core_tests | lib_tests)
+				echo "$t was not built"
+				record fail "host/$t"
+				;;
+			esac
+			continue
+		fi
+		echo "--- $t"
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+			run_gtest "$bin" "$build/host-asan/$t.xml"
+	done
 else
 	record fail host/build
 fi
@@ -110,7 +128,7 @@ targets=$(sed -n 's/^sd_fuzz_target(\([a-z_0-9]*\).*/\1/p' "$repo/tests/fuzz/CMa
 if [ -z "$clangxx" ]; then
 	echo "no clang++: cannot build fuzzers"
 	for t in $targets; do record fail "fuzz/$t"; done
-elif configure_build "$fuzz_dir" -DSD_FUZZ=ON -DSD_HOST_TESTS=OFF \
+elif configure_build "$fuzz_dir" -DSD_FUZZ=ON -DSD_HOST_TESTS=OFF -DSD_USERSPACE=OFF \
 	-DCMAKE_C_COMPILER="$clang" -DCMAKE_CXX_COMPILER="$clangxx"; then
 	for t in $targets; do
 		work="$fuzz_dir/corpus/$t"
@@ -140,7 +158,7 @@ fi
 # --- 3. coverage ------------------------------------------------------------
 section "kernel/core line coverage (clang source-based, from the unit tests)"
 cov_dir="$build/coverage"
-if [ -n "$clangxx" ] && configure_build "$cov_dir" -DSD_COVERAGE=ON \
+if [ -n "$clangxx" ] && configure_build "$cov_dir" -DSD_COVERAGE=ON -DSD_USERSPACE=OFF \
 	-DCMAKE_C_COMPILER="$clang" -DCMAKE_CXX_COMPILER="$clangxx"; then
 	rm -f "$cov_dir"/*.profraw
 	LLVM_PROFILE_FILE="$cov_dir/core-%p.profraw" \

@@ -22,13 +22,15 @@ set -u
 client=$(helper interop_ksmbd_client)
 share=/tmp/sd-ksmbd-share
 
-# What ksmbd accepts our request (8/8) with, seen from our side: 7.x's
-# shared smbdirect serves 1 READ and issues up to 8, so we may issue 1 and
-# serve 8.
+# What ksmbd (6.12 and 7.x alike) accepts our request of 8/8 with, seen from
+# our side: it serves 1 READ and issues up to 8, so over RoCE we may issue 1
+# and serve 8. Over iWARP siw's relaxed IRD negotiation raises the
+# responder's IRD to the initiator's ORD when it accepts, so ksmbd's QP
+# really serves our 8: iw_cm reports 8/8 and so do we.
 ksmbd_rd_depths() { # case-name
-	case $(uname -r) in
-	7.*) echo 1/8 ;;
-	*) echo "" ;;
+	case $1 in
+	*-rxe*) echo 1/8 ;;
+	*-siw*) echo 8/8 ;;
 	esac
 }
 

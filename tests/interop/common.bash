@@ -42,3 +42,70 @@ wait_for_line() {
 
 # The first error line a helper wrote, for the verdict.
 first_error() { grep -v '^\(negotiated\|listening\|accepted\|SMB2\)' "$1" | head -n 1; }
+
+# ksmbd, started once per VM boot and left running (stopping it on 7.2 hits
+# a KASAN report inside ksmbd): every ksmbd-facing script calls ksmbd_start,
+# which writes the one configuration they share and starts ksmbd.mountd
+# unless it runs already. Share "share" on $ksmbd_share, user U password P.
+#
+# smb2 max write = 128K: a client that sends its WRITE data inline (Samba's
+# smbclient; any client without the RDMA channel) must fit each WRITE into
+# ksmbd's SMB-Direct MaxFragmentedSize, 173910 bytes (255 receive credits of
+# 1364 bytes, halved). SMB2 offers no other way to bound it: this is the
+# rule for administrators serving inline-only clients over SMB-Direct.
+# READ responses come the other way and fit our receive side (the preload
+# raises its MaxFragmentedSize for SMB sockets), so smb2 max read stays 4 MiB.
+#
+# Sets ksmbd_listening (the LISTEN cm_ids), ksmbd_rxe_port and ksmbd_siw_port
+# (7.x listens on 445 for IB/RoCE and 5445 for iWARP; 6.12 on one port for
+# all, 5445 as soon as an iWARP device exists). Returns 1 with the reason in
+# ksmbd_error.
+ksmbd_share=/tmp/sd-ksmbd-share
+ksmbd_start() {
+	local first deadline
+	ksmbd_error=
+	command -v ksmbd.mountd >/dev/null || { ksmbd_error="ksmbd-tools are not installed"; return 1; }
+	grep -q ksmbd /proc/filesystems /proc/modules 2>/dev/null ||
+		[ -d /sys/module/ksmbd ] || [ -d /sys/class/ksmbd-control ] ||
+		{ ksmbd_error="no ksmbd in this kernel"; return 1; }
+	if ! pgrep -x ksmbd.mountd >/dev/null; then
+		mkdir -p "$ksmbd_share" /etc/ksmbd
+		cat >/etc/ksmbd/ksmbd.conf <<CONF || { ksmbd_error="/etc/ksmbd is not writable"; return 1; }
+[global]
+	server min protocol = SMB2_10
+	smb2 max write = 128K
+[share]
+	path = $ksmbd_share
+	read only = no
+	force user = root
+CONF
+		ksmbd.adduser -a U -p P >/dev/null 2>&1 || ksmbd.adduser -u U -p P >/dev/null 2>&1
+		ensure_siw_on_veth1 || echo "# could not add a siw link on veth1"
+		# -n: stay in the foreground (it prints nothing, even with -v).
+		ksmbd.mountd -n >/dev/null 2>&1 </dev/null &
+	fi
+	# A deadline in seconds: each round of rdma + grep costs most of a
+	# second in the TCG guest. One port alone may be the first of two
+	# listeners (7.x): wait a few seconds more for the other before taking
+	# it as the only one (6.12).
+	ksmbd_listening= first=
+	deadline=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		ksmbd_listening=$(rdma resource show cm_id 2>/dev/null | grep LISTEN)
+		grep -q ':445 ' <<<"$ksmbd_listening" && grep -q ':5445 ' <<<"$ksmbd_listening" && break
+		if grep -q ':445 \|:5445 ' <<<"$ksmbd_listening"; then
+			: "${first:=$SECONDS}"
+			[ $((SECONDS - first)) -ge 3 ] && break
+		fi
+		sleep 0.5
+	done
+	if ! grep -q ':445 \|:5445 ' <<<"$ksmbd_listening"; then
+		rdma resource show cm_id | sed 's/^/# cm_id: /'
+		ksmbd_error="ksmbd's SMB-Direct listener did not come up in 30 s"
+		return 1
+	fi
+	ksmbd_rxe_port=5445 ksmbd_siw_port=445
+	grep -q ':445 ' <<<"$ksmbd_listening" && ksmbd_rxe_port=445
+	grep -q ':5445 ' <<<"$ksmbd_listening" && ksmbd_siw_port=5445
+	return 0
+}

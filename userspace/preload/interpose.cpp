@@ -15,6 +15,10 @@
  *   setsockopt  TCP/IP-level options on a replaced fd succeed without effect
  *   getsockopt  TCP_NODELAY, TCP_CORK, IPV6_V6ONLY read as SMB-Direct behaves
  *
+ * Every SMB-Direct socket made here receives messages of up to 16 MiB
+ * (SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, see socket_state.hpp): the peer sends
+ * each SMB2 message whole, sized for SMB2's MaxReadSize/MaxWriteSize.
+ *
  * Everything else (read/write/readv/writev, send/recv, poll/epoll, FIONREAD,
  * SO_KEEPALIVE, SO_RCVBUF, getsockname/getpeername, shutdown, fork, exec)
  * works natively on the AF_SMBDIRECT socket. A replaced fd is recognised
@@ -267,7 +271,19 @@ template <class T> bool set_sockopt(int fd, int name, const std::optional<T> &v)
 	return !v || real_setsockopt(fd, SOL_SOCKET, name, &*v, sizeof(*v)) == 0;
 }
 
-/* An SMB-Direct socket with the program's state, bound if it had bound. */
+/* SMB-sized messages: see smb_max_fragmented_size in socket_state.hpp. */
+bool raise_max_fragmented_size(int fd)
+{
+	int current = sockopt_int(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, -1);
+	std::optional<int> v = raised_max_fragmented_size(current);
+	return !v || real_setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &*v,
+				     sizeof(*v)) == 0;
+}
+
+/*
+ * An SMB-Direct socket with the program's state, bound if it had bound,
+ * receiving messages of any size SMB2 over TCP can frame.
+ */
 Prepared prepare_smbdirect(int family, const Carry &carry)
 {
 	Prepared p;
@@ -276,7 +292,7 @@ Prepared prepare_smbdirect(int family, const Carry &carry)
 		p.err = errno;
 		return p;
 	}
-	if (!set_sockopt(fd, SO_KEEPALIVE, carry.keepalive) ||
+	if (!raise_max_fragmented_size(fd) || !set_sockopt(fd, SO_KEEPALIVE, carry.keepalive) ||
 	    !set_sockopt(fd, SO_RCVBUF, carry.rcvbuf) || !set_sockopt(fd, SO_SNDBUF, carry.sndbuf) ||
 	    !set_sockopt(fd, SO_RCVTIMEO, carry.rcvtimeo) ||
 	    !set_sockopt(fd, SO_SNDTIMEO, carry.sndtimeo) ||

@@ -47,6 +47,13 @@ Carry carry_over(const SocketState &program, const SocketState &fresh)
 	return c;
 }
 
+std::optional<int> raised_max_fragmented_size(int current)
+{
+	if (current >= smb_max_fragmented_size)
+		return std::nullopt;
+	return smb_max_fragmented_size;
+}
+
 unsigned long timeval_ms(const struct timeval &tv)
 {
 	if (tv.tv_sec < 0 || tv.tv_usec < 0)

@@ -55,6 +55,27 @@ struct Carry {
 /* Set when the program bound the socket (a non-wildcard address or a port). */
 [[nodiscard]] bool is_bound(const std::optional<Endpoint> &local);
 
+/*
+ * The receive MaxFragmentedSize of every SMB-Direct socket the preload makes
+ * (SOL_SMBDIRECT SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, set before connect or
+ * bind, inherited by accepted sockets). A TCP program sizes an SMB2 message
+ * by SMB2's MaxReadSize/MaxWriteSize (4 MiB from ksmbd, 8 MiB from Samba
+ * and Windows), and the peer sends each one as a single SMB-Direct message:
+ * the module's default of 1 MiB would end the connection at the first large
+ * READ response or inline WRITE. SMB2 over TCP frames a message with a
+ * 24-bit length, so 16 MiB holds anything the program could have received
+ * over TCP; it is also the UAPI's upper bound. Memory is allocated per
+ * message as it arrives, so the raised limit costs nothing until used.
+ */
+inline constexpr int smb_max_fragmented_size = 16 * 1024 * 1024;
+
+/*
+ * The value to set, given what the fresh SMB-Direct socket reads (the
+ * module's max_fragmented_size parameter, or -1 when it cannot be read):
+ * nullopt when it is already at least smb_max_fragmented_size.
+ */
+[[nodiscard]] std::optional<int> raised_max_fragmented_size(int current);
+
 /* Milliseconds of a timeval, 0 for none; saturates. */
 [[nodiscard]] unsigned long timeval_ms(const struct timeval &tv);
 [[nodiscard]] struct timeval ms_timeval(unsigned long ms);

@@ -158,3 +158,23 @@ TEST(PreloadState, AttemptBound)
 	p.nonblocking = true;
 	EXPECT_EQ(attempt_timeout_ms(cfg, p), 5000u);
 }
+
+TEST(PreloadState, MaxFragmentedSizeRaisedForSmbMessages)
+{
+	/* The module's default (1 MiB) cannot take a 4 MiB SMB2 READ response. */
+	std::optional<int> v = raised_max_fragmented_size(1048576);
+	ASSERT_TRUE(v);
+	EXPECT_EQ(*v, 16 * 1048576);
+	/* Anything SMB2 over TCP frames (24-bit length) fits, within the UAPI's range. */
+	EXPECT_GT(*v, 0xffffff);
+	EXPECT_LE(*v, 16 * 1048576);
+	EXPECT_GE(*v, 131072);
+	/* An 8 MiB READ response (Samba's and Windows' MaxReadSize) with its headers. */
+	EXPECT_GT(*v, 8 * 1048576 + 64 + 16 + 52);
+	/* Unreadable: set it anyway. */
+	ASSERT_TRUE(raised_max_fragmented_size(-1));
+	EXPECT_EQ(*raised_max_fragmented_size(-1), 16 * 1048576);
+	/* Already large enough (modprobe af_smbdirect max_fragmented_size=...): left alone. */
+	EXPECT_FALSE(raised_max_fragmented_size(16 * 1048576));
+	EXPECT_TRUE(raised_max_fragmented_size(16 * 1048576 - 1));
+}

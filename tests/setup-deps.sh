@@ -57,3 +57,8 @@ if [ $need_bpo -eq 1 ]; then
 		-o "Dir::State::Lists=$SD_APT/lists-bpo" \
 		install -y --no-install-recommends -t bookworm-backports "${backports[@]}"
 fi
+
+# Samba's smbd for tests/interop/cifs-smbd.sh, extracted into the cache (the
+# samba package conflicts with ksmbd-tools, so it is never installed).
+"$here/samba-fetch.sh" >/dev/null ||
+	echo "setup-deps: no smbd for tests/interop/cifs-smbd.sh (see above)" >&2

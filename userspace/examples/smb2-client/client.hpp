@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The example SMB2 client: one connection, one session, one tree, one
+ * request at a time. It speaks over any connected stream socket that
+ * frames SMB2 as TCP/445 does; on an AF_SMBDIRECT SOCK_STREAM socket it
+ * can also move READ and WRITE data with the RDMA channel:
+ *
+ *   WRITE: register the source buffer for the peer to read
+ *          (SMBDIRECT_ACCESS_PEER_READ), send WRITE with Length 0,
+ *          RemainingBytes = the bytes, Channel RDMA_V1[_INVALIDATE] and
+ *          the descriptors as WriteChannelInfo; the server RDMA-reads them
+ *          and answers; deregister.
+ *   READ:  register the destination for the peer to write
+ *          (SMBDIRECT_ACCESS_PEER_WRITE), send READ with the descriptors
+ *          as ReadChannelInfo; the server RDMA-writes the data and answers
+ *          with DataLength 0 and DataRemaining = the bytes; deregister.
+ *
+ * With _INVALIDATE the registration also carries
+ * SMBDIRECT_REG_REMOTE_INVALIDATE and the server's answer arrives with
+ * SEND_WITH_INVALIDATE of the first descriptor's token: DEREGISTER then
+ * reports SMBDIRECT_REG_STATE_REMOTE_INVALIDATED and skips that local
+ * invalidation. Without it the server must not invalidate (our module
+ * would end the connection with EPROTO), and DEREGISTER invalidates.
+ */
+#ifndef SMBDIRECT_EXAMPLES_SMB2_CLIENT_CLIENT_HPP
+#define SMBDIRECT_EXAMPLES_SMB2_CLIENT_CLIENT_HPP
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <smbdirect/smbdirect.h>
+
+#include "../smb2/ntlmssp.hpp"
+#include "../smb2/preauth.hpp"
+#include "../smb2/smb2.hpp"
+
+namespace smb2 {
+
+struct ClientConfig {
+	uint16_t dialect = dialect_311; /* 3.0.2 or 3.1.1 */
+	ntlm::Credentials credentials;
+	/* Credits the client tries to hold (enough for the largest READ). */
+	uint16_t credit_target = 512;
+	/* Each exchange on stderr. */
+	bool verbose = false;
+};
+
+struct OpenFile {
+	FileId id;
+	uint64_t end_of_file = 0;
+	uint32_t create_action = 0;
+};
+
+/* What one READ or WRITE over the RDMA channel did. */
+struct RdmaResult {
+	uint32_t bytes = 0;		/* Count (WRITE) / DataRemaining (READ) */
+	uint32_t descriptors = 0;	/* sent in the channel info */
+	uint32_t deregister_state = 0;	/* SMBDIRECT_REG_STATE_* */
+};
+
+class Client {
+public:
+	/* Takes ownership of a connected stream socket. */
+	Client(int fd, ClientConfig config);
+	~Client();
+	Client(const Client &) = delete;
+	Client &operator=(const Client &) = delete;
+
+	std::error_code negotiate();
+	std::error_code session_setup();
+	/* unc: \\server\share (forward slashes are turned around). */
+	std::error_code tree_connect(std::string_view unc);
+	Result<OpenFile> create(std::string_view name, uint32_t desired_access,
+				uint32_t disposition);
+	std::error_code close(const FileId &file);
+	std::error_code tree_disconnect();
+	std::error_code logoff();
+
+	/* Inline data: at most max_inline_write() / max_inline_read() bytes. */
+	Result<uint32_t> write(const FileId &file, uint64_t offset, ByteView data);
+	Result<size_t> read(const FileId &file, uint64_t offset, std::span<uint8_t> out);
+
+	/*
+	 * The RDMA channel (Channel::rdma_v1 or rdma_v1_invalidate): at most
+	 * max_rdma_write() / max_rdma_read() bytes over the iovec.
+	 */
+	Result<RdmaResult> write_rdma(const FileId &file, uint64_t offset,
+				      std::span<const iovec> iov, Channel channel);
+	Result<RdmaResult> read_rdma(const FileId &file, uint64_t offset,
+				     std::span<const iovec> iov, Channel channel);
+
+	int fd() const
+	{
+		return fd_;
+	}
+	const NegotiateResponse &negotiated() const
+	{
+		return negotiated_;
+	}
+	uint16_t session_flags() const
+	{
+		return session_flags_;
+	}
+	const PreauthHash &preauth() const
+	{
+		return preauth_;
+	}
+	/* GET_PARAMS of the SMB-Direct connection; nothing over TCP. */
+	const std::optional<smbdirect_params> &transport() const
+	{
+		return transport_;
+	}
+	uint32_t max_inline_read() const;
+	uint32_t max_inline_write() const;
+	uint32_t max_rdma_read() const;
+	uint32_t max_rdma_write() const;
+	uint32_t credits() const
+	{
+		return credits_;
+	}
+
+private:
+	struct Exchange {
+		Header header;
+		Bytes request;
+		Bytes response;
+	};
+	using BodyEncoder = std::function<std::error_code(Writer &)>;
+
+	/*
+	 * Sends one request and returns its final response (interim
+	 * STATUS_PENDING responses are skipped). Statuses other than success
+	 * and the ones in also_ok come back as errors.
+	 */
+	Result<Exchange> exchange(Command command, uint16_t credit_charge, const BodyEncoder &body,
+				  std::initializer_list<Status> also_ok = {});
+	Result<RdmaResult> rdma_io(Command command, const FileId &file, uint64_t offset,
+				   std::span<const iovec> iov, Channel channel);
+
+	int fd_;
+	ClientConfig config_;
+	uint64_t next_message_id_ = 0;
+	uint32_t credits_ = 1; /* a connection starts with one */
+	uint64_t session_id_ = 0;
+	uint32_t tree_id_ = 0;
+	uint16_t session_flags_ = 0;
+	NegotiateResponse negotiated_;
+	PreauthHash preauth_;
+	std::optional<smbdirect_params> transport_;
+};
+
+/* Sum of the iovec lengths. */
+uint64_t iov_bytes(std::span<const iovec> iov);
+
+} // namespace smb2
+
+#endif

@@ -8,7 +8,7 @@
 #
 # 1. GoogleTest under ASan + UBSan (gcc, the kernel's compiler): core_tests
 #    (kernel/core), lib_tests (libsmbdirect), and preload_tests and
-#    tools_tests where they are built
+#    tools_tests, examples_tests where they are built
 # 2. every libFuzzer target for SMBDIRECT_FUZZ_SECONDS (default 60) each,
 #    seeded from tests/fuzz/corpus/<target>, new inputs kept in the build dir
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
@@ -102,7 +102,7 @@ if configure_build "$build/host-asan" -DSD_SANITIZE=ON \
 	-DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++; then
 	# core_tests and lib_tests always exist; the preload's and the tool's
 	# tests where their sources are.
-	for t in core_tests lib_tests preload_tests tools_tests; do
+	for t in core_tests lib_tests preload_tests tools_tests examples_tests; do
 		bin=$(find "$build/host-asan/tests/host" -maxdepth 2 -type f -name "$t" | head -n 1)
 		if [ -z "$bin" ]; then
 			case $t in

@@ -112,7 +112,7 @@ fi
 
 # --- params -----------------------------------------------------------------------
 next_port
-$T "$sd" params -l -v --once 10.77.0.1 $port > "$tmp/params.srv" 2> "$tmp/params.srv.err" &
+$T "$sd" params -l -v --once --json 10.77.0.1 $port > "$tmp/params.srv" 2> "$tmp/params.srv.err" &
 srv=$!
 if wait_for_line "$tmp/params.srv.err" 30 listening $srv &&
 	$T "$sd" params --json > "$tmp/params.defaults" 2>&1 &&

@@ -34,6 +34,7 @@ constexpr OptionSpec specs[] = {
 	{ "listen", 'l', false }, { "send", 0, false },	    { "recv", 0, false },
 	{ "rdma", 0, false },	  { "block", 'b', true },   { "buffers", 0, true },
 	{ "progress", 0, false }, { "verbose", 'v', false }, { "json", 'j', false },
+	{ "set", 'o', true },
 };
 
 constexpr std::string_view help =
@@ -54,6 +55,10 @@ constexpr std::string_view help =
 	"  -b, --block SIZE   bytes per message or per RDMA buffer (default 1M; capped\n"
 	"                     by the negotiated max_fragmented_size/max_read_write_size)\n"
 	"      --buffers N    --rdma: buffers the receiver registers (default 4, 2-64)\n"
+	"  -o, --set NAME=VALUE  a SOL_SMBDIRECT option before connect/listen (repeatable):\n"
+	"                     receive_credit_max, send_credit_target, max_send_size,\n"
+	"                     max_receive_size, max_fragmented_size, max_read_write_size,\n"
+	"                     keepalive_interval; e.g. -o max_send_size=8K -o max_receive_size=8K\n"
 	"      --progress     a progress line on stderr (default when stderr is a terminal)\n"
 	"  -v, --verbose      say when listening and connected, and a summary at the end\n"
 	"  -j, --json         the summary as one JSON object on stderr\n"
@@ -69,6 +74,7 @@ struct Config {
 	bool json = false;
 	bool progress = false;
 	Endpoint ep;
+	std::vector<OptionSetting> settings;
 };
 
 /* How the transfer went, for the summary. */
@@ -612,6 +618,8 @@ bool parse_config(const ParsedArgs &args, Config &cfg, int &rc)
 		}
 		cfg.buffers = static_cast<uint32_t>(*v);
 	}
+	if (!parse_settings(cmd, args, cfg.settings, rc))
+		return false;
 	const auto &pos = args.positionals;
 	if (cfg.listen ? pos.empty() || pos.size() > 2 : pos.size() != 2) {
 		rc = usage_error(cmd, cfg.listen ? "-l needs [ADDR] PORT" : "expected ADDR PORT");
@@ -644,7 +652,7 @@ int sd_cmd_cat(int argc, char **argv)
 	Transfer t;
 	Fd conn;
 	if (cfg.listen) {
-		Fd listener = listen_endpoint(cmd, cfg.ep, SOCK_SEQPACKET, 1);
+		Fd listener = listen_endpoint(cmd, cfg.ep, SOCK_SEQPACKET, 1, cfg.settings);
 		if (!listener)
 			return exit_error;
 		if (cfg.verbose)
@@ -660,7 +668,7 @@ int sd_cmd_cat(int argc, char **argv)
 		conn.reset(fd);
 		t.peer = format_endpoint(reinterpret_cast<sockaddr *>(&peer));
 	} else {
-		conn = connect_endpoint(cmd, cfg.ep, SOCK_SEQPACKET);
+		conn = connect_endpoint(cmd, cfg.ep, SOCK_SEQPACKET, cfg.settings);
 		if (!conn)
 			return exit_error;
 		t.peer = cfg.ep.text;

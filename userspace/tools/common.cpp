@@ -123,28 +123,71 @@ bool parse_endpoint(std::string_view cmd, const std::string &host, const std::st
 	return true;
 }
 
-Fd connect_endpoint(std::string_view cmd, const Endpoint &ep, int type)
+bool parse_settings(std::string_view cmd, const ParsedArgs &args,
+		    std::vector<OptionSetting> &out, int &rc)
 {
-	int fd = smbdirect_connect(reinterpret_cast<const sockaddr *>(&ep.addr), ep.len, type,
-				   SOCK_CLOEXEC);
-
-	if (fd < 0) {
-		print_error(cmd, "connect " + ep.text, errno_code(fd));
-		return Fd();
+	for (const auto &text : args.values("set")) {
+		std::string error;
+		auto s = parse_option_setting(text, error);
+		if (!s) {
+			rc = usage_error(cmd, error);
+			return false;
+		}
+		out.push_back(std::move(*s));
 	}
-	return Fd(fd);
+	return true;
 }
 
-Fd listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog)
-{
-	int fd = smbdirect_listen(reinterpret_cast<const sockaddr *>(&ep.addr), ep.len, type,
-				  SOCK_CLOEXEC, backlog);
+namespace {
 
+/* A new socket with the options set; errors printed. */
+Fd socket_with(std::string_view cmd, const Endpoint &ep, int type,
+	       const std::vector<OptionSetting> &settings)
+{
+	int fd = smbdirect_socket(ep.addr.ss_family, type, SOCK_CLOEXEC);
 	if (fd < 0) {
-		print_error(cmd, "listen " + ep.text, errno_code(fd));
+		print_error(cmd, "socket", errno_code(fd));
 		return Fd();
 	}
-	return Fd(fd);
+	Fd sock(fd);
+	for (const auto &s : settings) {
+		int rc = smbdirect_set_option(fd, s.option, s.value);
+		if (rc < 0) {
+			print_error(cmd, "option " + s.text, errno_code(rc));
+			return Fd();
+		}
+	}
+	return sock;
+}
+
+} // namespace
+
+Fd connect_endpoint(std::string_view cmd, const Endpoint &ep, int type,
+		    const std::vector<OptionSetting> &settings)
+{
+	Fd sock = socket_with(cmd, ep, type, settings);
+	if (!sock)
+		return sock;
+	/* No signal handlers are installed, so no EINTR to restart. */
+	if (::connect(sock.get(), reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) < 0) {
+		print_error(cmd, "connect " + ep.text, { errno, std::system_category() });
+		return Fd();
+	}
+	return sock;
+}
+
+Fd listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog,
+		   const std::vector<OptionSetting> &settings)
+{
+	Fd sock = socket_with(cmd, ep, type, settings);
+	if (!sock)
+		return sock;
+	if (::bind(sock.get(), reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) ||
+	    ::listen(sock.get(), backlog)) {
+		print_error(cmd, "listen " + ep.text, { errno, std::system_category() });
+		return Fd();
+	}
+	return sock;
 }
 
 double now_seconds()

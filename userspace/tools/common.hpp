@@ -20,6 +20,7 @@
 #include <smbdirect/smbdirect.h>
 
 #include "args.hpp"
+#include "socket_options.hpp"
 #include "wire.hpp"
 
 namespace sd::tool {
@@ -103,10 +104,19 @@ std::string format_endpoint(const sockaddr *addr);
 bool parse_endpoint(std::string_view cmd, const std::string &host, const std::string &port,
 		    Endpoint &out);
 
-/* A connected socket of type (SOCK_SEQPACKET / SOCK_STREAM), errors printed. */
-Fd connect_endpoint(std::string_view cmd, const Endpoint &ep, int type);
-/* A listening socket, errors printed. */
-Fd listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog);
+/* Every -o/--set of args, parsed; a usage error printed (rc = 2) if one is bad. */
+bool parse_settings(std::string_view cmd, const ParsedArgs &args,
+		    std::vector<OptionSetting> &out, int &rc);
+
+/*
+ * A connected socket of type (SOCK_SEQPACKET / SOCK_STREAM) with the
+ * options set before connect, errors printed.
+ */
+Fd connect_endpoint(std::string_view cmd, const Endpoint &ep, int type,
+		    const std::vector<OptionSetting> &settings = {});
+/* A listening socket with the options set before listen, errors printed. */
+Fd listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog,
+		   const std::vector<OptionSetting> &settings = {});
 
 /* Seconds on CLOCK_MONOTONIC. */
 double now_seconds();

@@ -57,64 +57,6 @@ constexpr std::string_view help =
 	"  -v, --verbose         with -l: say when listening and when a client left\n"
 	"  -h, --help            this text\n";
 
-struct OptionName {
-	std::string_view name;
-	int option;
-};
-
-constexpr OptionName option_names[] = {
-	{ "receive_credit_max", SMBDIRECT_OPT_RECEIVE_CREDIT_MAX },
-	{ "send_credit_target", SMBDIRECT_OPT_SEND_CREDIT_TARGET },
-	{ "max_send_size", SMBDIRECT_OPT_MAX_SEND_SIZE },
-	{ "max_receive_size", SMBDIRECT_OPT_MAX_RECEIVE_SIZE },
-	{ "max_fragmented_size", SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE },
-	{ "max_read_write_size", SMBDIRECT_OPT_MAX_READ_WRITE_SIZE },
-	{ "keepalive_interval", SMBDIRECT_OPT_KEEPALIVE_INTERVAL },
-};
-
-struct OptionSetting {
-	std::string text;
-	int option;
-	uint32_t value;
-};
-
-bool parse_settings(const ParsedArgs &args, std::vector<OptionSetting> &out, int &rc)
-{
-	for (const auto &s : args.values("set")) {
-		size_t eq = s.find('=');
-		std::string name = s.substr(0, eq);
-		const OptionName *found = nullptr;
-		for (const auto &o : option_names)
-			if (o.name == name)
-				found = &o;
-		if (!found || eq == std::string::npos) {
-			rc = usage_error("params", "'" + s + "' is not NAME=VALUE with a known NAME");
-			return false;
-		}
-		/* Sizes may use units: -o max_read_write_size=1M. */
-		auto v = parse_size(s.substr(eq + 1));
-		if (!v || *v > UINT32_MAX) {
-			rc = usage_error("params", "'" + s.substr(eq + 1) + "' is not a number for " +
-							   name);
-			return false;
-		}
-		out.push_back({ s, found->option, static_cast<uint32_t>(*v) });
-	}
-	return true;
-}
-
-bool apply_settings(int fd, const std::vector<OptionSetting> &settings)
-{
-	for (const auto &s : settings) {
-		int rc = smbdirect_set_option(fd, s.option, s.value);
-		if (rc < 0) {
-			print_error("params", "option " + s.text, errno_code(rc));
-			return false;
-		}
-	}
-	return true;
-}
-
 /* Module parameters: file name -> contents, sorted by name. */
 int print_module_defaults(bool json)
 {
@@ -205,22 +147,10 @@ std::string local_name(int fd)
 
 int test_connection(const Endpoint &ep, const std::vector<OptionSetting> &settings, bool json)
 {
-	int fd = smbdirect_socket(ep.addr.ss_family, SOCK_SEQPACKET, SOCK_CLOEXEC);
-	if (fd < 0) {
-		print_error("params", "socket", errno_code(fd));
+	Fd sock = connect_endpoint("params", ep, SOCK_SEQPACKET, settings);
+	if (!sock)
 		return exit_error;
-	}
-	Fd sock(fd);
-	if (!apply_settings(fd, settings))
-		return exit_error;
-	int rc;
-	do
-		rc = connect(fd, reinterpret_cast<const sockaddr *>(&ep.addr), ep.len);
-	while (rc < 0 && errno == EINTR);
-	if (rc < 0) {
-		print_error("params", "connect " + ep.text, { errno, std::system_category() });
-		return exit_error;
-	}
+	int fd = sock.get();
 	smbdirect_params p{};
 	if (!connection_parameters("params", fd, p))
 		return exit_error;
@@ -231,18 +161,9 @@ int test_connection(const Endpoint &ep, const std::vector<OptionSetting> &settin
 int serve(const Endpoint &ep, const std::vector<OptionSetting> &settings, const ParsedArgs &args)
 {
 	bool json = args.has("json"), verbose = args.has("verbose"), once = args.has("once");
-	int fd = smbdirect_socket(ep.addr.ss_family, SOCK_SEQPACKET, SOCK_CLOEXEC);
-	if (fd < 0) {
-		print_error("params", "socket", errno_code(fd));
+	Fd listener = listen_endpoint("params", ep, SOCK_SEQPACKET, 16, settings);
+	if (!listener)
 		return exit_error;
-	}
-	Fd listener(fd);
-	if (!apply_settings(fd, settings))
-		return exit_error;
-	if (bind(fd, reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) || listen(fd, 16)) {
-		print_error("params", "listen " + ep.text, { errno, std::system_category() });
-		return exit_error;
-	}
 	if (verbose)
 		print_message("params", "listening on " + ep.text);
 
@@ -311,7 +232,7 @@ int sd_cmd_params(int argc, char **argv)
 	if (!parse_command_line("params", argc, argv, specs, help, args, rc))
 		return rc;
 	std::vector<OptionSetting> settings;
-	if (!parse_settings(args, settings, rc))
+	if (!parse_settings("params", args, settings, rc))
 		return rc;
 	auto &pos = args.positionals;
 	bool listening = args.has("listen");

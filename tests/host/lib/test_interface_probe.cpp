@@ -77,6 +77,20 @@ TEST_F(FakeSysfs, RocePortReadsItsGidTableNetdevs)
 	EXPECT_EQ(p.gid_netdevs, (std::vector<int>{ 2, 3 }));
 }
 
+TEST_F(FakeSysfs, GidsAreReadOnlyWhenAsked)
+{
+	std::string port = "class/infiniband/mlx5_0/ports/1/";
+	write(port + "link_layer", "Ethernet\n");
+	write(port + "rate", "25 Gb/sec (1X EDR)\n");
+	write(port + "gid_attrs/ndevs/0", "eth0\n");
+	RdmaPortLink link{ "mlx5_0", 1, RDMA_NODE_IB_CA, 2 };
+	RdmaPortFacts p = read_port_sysfs(root_, link, netdevs(), false);
+	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_ROCE);
+	EXPECT_EQ(p.rate_bps, 25000000000ull);
+	EXPECT_FALSE(p.gid_table_known);
+	EXPECT_TRUE(p.gid_netdevs.empty());
+}
+
 TEST_F(FakeSysfs, RocePortWithoutGidAttributes)
 {
 	write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");

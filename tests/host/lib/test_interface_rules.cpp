@@ -322,3 +322,54 @@ TEST(InterfaceRules, SpeedPrefersTheNetdev)
 }
 
 } // namespace
+
+namespace {
+
+TEST(InterfaceRules, GidTableIsReadOnlyWhereItDecides)
+{
+	using sd::detail::gid_table_decides;
+	NetdevFacts eth0 = netdev(2, "eth0"), eth1 = netdev(3, "eth1");
+	std::vector<NetdevFacts> plain = { loopback(), eth0, eth1 };
+	EXPECT_FALSE(gid_table_decides(plain, 2));
+
+	NetdevFacts vlan = netdev(4, "eth0.5", "vlan");
+	vlan.link = 2;
+	std::vector<NetdevFacts> with_vlan = { loopback(), eth0, eth1, vlan };
+	EXPECT_TRUE(gid_table_decides(with_vlan, 2));
+	EXPECT_FALSE(gid_table_decides(with_vlan, 3)); // eth1 has nothing on it
+
+	NetdevFacts slave = eth0;
+	slave.master = 9;
+	std::vector<NetdevFacts> enslaved = { loopback(), slave, netdev(9, "br0", "bridge") };
+	EXPECT_TRUE(gid_table_decides(enslaved, 2));
+
+	// A veth peer's IFLA_LINK is no stacking.
+	NetdevFacts peer = netdev(5, "veth1", "veth");
+	peer.link = 2;
+	std::vector<NetdevFacts> veth = { eth0, peer };
+	EXPECT_FALSE(gid_table_decides(veth, 2));
+}
+
+TEST(InterfaceRules, IpoibPresence)
+{
+	std::vector<NetdevFacts> eth = { loopback(), netdev(2, "eth0") };
+	EXPECT_FALSE(sd::detail::have_ipoib(eth));
+	eth.push_back(ipoib(3, "ib0", gid(1)));
+	EXPECT_TRUE(sd::detail::have_ipoib(eth));
+}
+
+TEST(InterfaceRules, UnreadGidTableNamesWhyAStackedDeviceIsNotCapable)
+{
+	Machine m;
+	NetdevFacts vlan = netdev(3, "eth0.9", "vlan");
+	vlan.link = 2;
+	m.netdevs = { netdev(2, "eth0"), vlan };
+	RdmaPortFacts p = roce("mlx5_0", 2, {});
+	p.gid_table_known = false;
+	m.ports = { p };
+	m.judge();
+	EXPECT_EQ(m["eth0"].reason, "RoCE mlx5_0 port 1 on this interface");
+	EXPECT_NE(m["eth0.9"].reason.find("could not be read"), std::string::npos) << m["eth0.9"].reason;
+}
+
+} // namespace

@@ -1087,8 +1087,11 @@ Verdict case_fork_child_registers(const Target &t)
 		if (y == 0) {
 			close(alive[1]);
 			char b;
-			// EOF: X has exited (only X held the write end).
+			// EOF: X is exiting (only X held the write end). It closes
+			// its files before it is gone as a parent: wait for that too.
 			Verdict v = read(alive[0], &b, 1) == 0 ? "" : "X did not exit";
+			for (int i = 0; v.empty() && getppid() == xpid && i < 1000; i++)
+				usleep(10000);
 			if (v.empty() && getppid() == xpid)
 				v = "not reparented";
 			if (v.empty())
@@ -1110,8 +1113,11 @@ Verdict case_fork_child_registers(const Target &t)
 	Fd s(accept_ms(lfd, step_ms));
 	REQUIRE(s >= 0, "accept: %s", strerror(-s.fd));
 	TRY(join(x, "parent X"));
-	TRY(send_rdma_write(s, 256 * 1024, 31));
-	REQUIRE_OK(send_msg(s, "bye", 3));
+	Verdict mine = send_rdma_write(s, 256 * 1024, 31);
+	if (mine.empty() && send_msg(s, "bye", 3))
+		mine = "sending bye failed";
+	if (!mine.empty())
+		close(s.fd), s.fd = -1; // Y's recv ends
 	std::string text;
 	char buf[256];
 	ssize_t n;
@@ -1120,8 +1126,10 @@ Verdict case_fork_child_registers(const Target &t)
 	close(verdict[0]);
 	int status = 0;
 	pid_t reaped = waitpid(-1, &status, 0);
+	REQUIRE(text.empty(), "child Y: %s%s%s", text.c_str(), mine.empty() ? "" : "; peer: ",
+		mine.c_str());
+	TRY(mine);
 	REQUIRE(reaped > 0, "child Y was not reparented to us");
-	REQUIRE(text.empty(), "child Y: %s", text.c_str());
 	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child Y status %#x", status);
 	return "";
 }

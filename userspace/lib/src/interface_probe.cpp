@@ -255,16 +255,16 @@ int on_port(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-// One dump request of RDMA_NL_NLDEV command cmd (for device dev_index if
-// not 0), its answers handed to cb.
-int rdma_dump(struct nl_sock *sk, int cmd, uint32_t dev_index, nl_recvmsg_msg_cb_t cb,
+// One dump request of RDMA_NL_NLDEV command cmd, its answers handed to cb.
+// dev_index (when given) names the device: RDMA device indexes start at 0.
+int rdma_dump(struct nl_sock *sk, int cmd, const uint32_t *dev_index, nl_recvmsg_msg_cb_t cb,
 	      DumpContext &ctx)
 {
 	NlMsg msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd),
 				     NLM_F_REQUEST | NLM_F_DUMP));
 	if (!msg)
 		return -ENOMEM;
-	if (dev_index && nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, dev_index) < 0)
+	if (dev_index && nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, *dev_index) < 0)
 		return -ENOMEM;
 	int err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, cb, &ctx);
 	if (err < 0)
@@ -288,12 +288,12 @@ int read_rdma_ports(std::vector<RdmaPortLink> &ports)
 	DumpContext ctx;
 	ctx.devices = &devices;
 	ctx.ports = &ports;
-	int err = rdma_dump(sk.get(), RDMA_NLDEV_CMD_GET, 0, on_device, ctx);
+	int err = rdma_dump(sk.get(), RDMA_NLDEV_CMD_GET, nullptr, on_device, ctx);
 	if (err)
 		return err;
 	for (const RdmaDevice &d : devices) {
 		ctx.device = &d;
-		err = rdma_dump(sk.get(), RDMA_NLDEV_CMD_PORT_GET, d.index, on_port, ctx);
+		err = rdma_dump(sk.get(), RDMA_NLDEV_CMD_PORT_GET, &d.index, on_port, ctx);
 		// A device can go away between the two dumps.
 		if (err && err != -EINVAL && err != -ENODEV)
 			return err;
@@ -357,7 +357,7 @@ int64_t read_netdev_speed(const std::string &sys_root, const std::string &name)
 }
 
 RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &link,
-			      const std::vector<NetdevFacts> &netdevs)
+			      const std::vector<NetdevFacts> &netdevs, bool read_gids)
 {
 	RdmaPortFacts p;
 	p.device = link.device;
@@ -384,7 +384,9 @@ RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &l
 	if (read_text(dir + "/rate", text))
 		p.rate_bps = parse_port_rate(text);
 
-	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
+	if (!read_gids) {
+		// The rules do without (gid_table_decides(), have_ipoib()).
+	} else if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
 		// Each GID entry's netdev; unused entries cannot be read.
 		std::string ndevs = dir + "/gid_attrs/ndevs";
 		if (::access(ndevs.c_str(), R_OK | X_OK) == 0) {
@@ -431,8 +433,17 @@ int probe_system(SystemFacts &facts)
 	err = read_rdma_ports(links);
 	if (err)
 		return err;
-	for (const RdmaPortLink &l : links)
-		facts.ports.push_back(read_port_sysfs("/sys", l, facts.netdevs));
+	bool ipoib = have_ipoib(facts.netdevs);
+	for (const RdmaPortLink &l : links) {
+		// Whether the GIDs are needed depends on the transport, known
+		// once the port is read: read it again only if they are.
+		RdmaPortFacts p = read_port_sysfs("/sys", l, facts.netdevs, false);
+		if ((p.transport == SMBDIRECT_TRANSPORT_ROCE &&
+		     gid_table_decides(facts.netdevs, p.netdev)) ||
+		    (p.transport == SMBDIRECT_TRANSPORT_IB && ipoib))
+			p = read_port_sysfs("/sys", l, facts.netdevs, true);
+		facts.ports.push_back(std::move(p));
+	}
 	for (NetdevFacts &n : facts.netdevs)
 		n.speed_mbps = read_netdev_speed("/sys", n.name);
 	return 0;

@@ -37,10 +37,10 @@ struct RdmaPortLink {
 
 // The sysfs part for one port, below sys_root ("/sys" normally; host tests
 // pass a fabricated tree): link layer and node type decide the transport,
-// the GID table's netdevs (RoCE) or GIDs (InfiniBand), the rate.
-// netdevs maps the GID table's netdev names to ifindexes.
+// then the rate and, when read_gids, the GID table's netdevs (RoCE) or GIDs
+// (InfiniBand). netdevs maps the GID table's netdev names to ifindexes.
 RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &link,
-			      const std::vector<NetdevFacts> &netdevs);
+			      const std::vector<NetdevFacts> &netdevs, bool read_gids = true);
 
 // /sys/class/net/<name>/speed in Mb/s below sys_root; -1 when unknown.
 int64_t read_netdev_speed(const std::string &sys_root, const std::string &name);

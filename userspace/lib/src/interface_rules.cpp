@@ -127,7 +127,7 @@ bool ethernet_capable(std::span<const NetdevFacts> netdevs, const RdmaPortFacts 
 	bool own = p.netdev > 0 && p.netdev == n.ifindex;
 	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
 		if (!p.gid_table_known) {
-			reason = "RoCE " + port_name(p) + " on this interface (GID table unreadable)";
+			reason = "RoCE " + port_name(p) + " on this interface";
 			return own;
 		}
 		if (!in_gid_table(p, n.ifindex))
@@ -156,6 +156,10 @@ std::string not_capable_reason(std::span<const NetdevFacts> netdevs, const RdmaP
 {
 	bool own = p.netdev == n.ifindex;
 	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
+		if (!p.gid_table_known)
+			return relation(netdevs, n, p.netdev) + " (RoCE " + port_name(p) +
+			       "): its GID table could not be read, so only " + name_of(netdevs, p.netdev) +
+			       " itself counts";
 		if (own && n.master > 0)
 			return "enslaved to " + name_of(netdevs, n.master) + " and not in the GID table of RoCE " +
 			       port_name(p) + ": use the master's addresses";
@@ -220,6 +224,25 @@ InterfaceVerdict classify_one(std::span<const NetdevFacts> netdevs,
 }
 
 } // namespace
+
+bool gid_table_decides(std::span<const NetdevFacts> netdevs, int port_netdev)
+{
+	for (const NetdevFacts &n : netdevs) {
+		if (n.ifindex == port_netdev && n.master > 0)
+			return true;
+		if (n.ifindex != port_netdev && stacks_by_link(n.kind) && n.link == port_netdev)
+			return true;
+	}
+	return false;
+}
+
+bool have_ipoib(std::span<const NetdevFacts> netdevs)
+{
+	for (const NetdevFacts &n : netdevs)
+		if (n.arptype == ARPHRD_INFINIBAND)
+			return true;
+	return false;
+}
 
 std::vector<InterfaceVerdict> classify_interfaces(std::span<const NetdevFacts> netdevs,
 						  std::span<const RdmaPortFacts> ports)

@@ -56,7 +56,7 @@ struct RdmaPortFacts {
 	uint32_t port = 1;
 	uint32_t transport = 0;		// SMBDIRECT_TRANSPORT_*; 0 unknown
 	int netdev = 0;			// RDMA_NLDEV_ATTR_NDEV_INDEX; 0 none (IB)
-	bool gid_table_known = false;	// gid_netdevs was read
+	bool gid_table_known = false;	// gid_netdevs was read (see gid_table_decides())
 	std::vector<int> gid_netdevs;	// RoCE: netdevs with an entry in the GID table
 	std::vector<std::array<uint8_t, 16>> gids; // InfiniBand: the port's GIDs
 	uint64_t rate_bps = 0;		// the port's rate; 0 unknown
@@ -75,6 +75,16 @@ struct InterfaceVerdict {
 // One verdict per netdev, in the order of netdevs.
 std::vector<InterfaceVerdict> classify_interfaces(std::span<const NetdevFacts> netdevs,
 						  std::span<const RdmaPortFacts> ports);
+
+// Whether a RoCE port's GID table can change a verdict, i.e. whether it is
+// worth reading (sysfs has an entry per slot, 1024 on rxe, and every open
+// costs): only when the port's netdev is enslaved (bond, bridge) or carries
+// stacked devices (VLAN, macvlan, ipvlan). Otherwise the kernel keeps the
+// netdev's own default GIDs in the table and nothing else can be there.
+bool gid_table_decides(std::span<const NetdevFacts> netdevs, int port_netdev);
+
+// Whether any netdev is IPoIB, the only use of InfiniBand ports' GIDs.
+bool have_ipoib(std::span<const NetdevFacts> netdevs);
 
 } // namespace sd::detail
 

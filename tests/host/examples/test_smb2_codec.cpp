@@ -151,6 +151,8 @@ TEST(ExampleSmb2, ReadOverRdmaChannelLayout)
 	ReadResponse r;
 	r.data_remaining = 4 << 20;
 	Bytes rsp = message(Command::read, [&](Writer &w) { encode_read_response(w, r); }, true);
+	/* Exactly the fixed part: cifs.ko reads no further after an RDMA READ. */
+	EXPECT_EQ(rsp.size(), 80u);
 	auto dr = decode_read_response(rsp);
 	ASSERT_TRUE(dr);
 	EXPECT_EQ(dr->data_length, 0u);

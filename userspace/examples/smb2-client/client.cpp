@@ -270,14 +270,14 @@ std::error_code Client::tree_connect(std::string_view unc)
 }
 
 Result<OpenFile> Client::create(std::string_view name, uint32_t desired_access,
-				uint32_t disposition)
+				uint32_t disposition, uint32_t options)
 {
 	CreateRequest req;
 	req.name = unc_with_backslashes(name);
 	req.desired_access = desired_access;
 	req.file_attributes = attribute_normal;
 	req.create_disposition = disposition;
-	req.create_options = option_non_directory_file;
+	req.create_options = options;
 	auto x = exchange(Command::create, 1,
 			  [&](Writer &w) { return encode_create_request(w, req); });
 	if (!x)

@@ -74,8 +74,9 @@ public:
 	std::error_code session_setup();
 	/* unc: \\server\share (forward slashes are turned around). */
 	std::error_code tree_connect(std::string_view unc);
+	/* options: create options, a file by default (option_directory_file, 0 for either). */
 	Result<OpenFile> create(std::string_view name, uint32_t desired_access,
-				uint32_t disposition);
+				uint32_t disposition, uint32_t options = option_non_directory_file);
 	std::error_code close(const FileId &file);
 	std::error_code tree_disconnect();
 	std::error_code logoff();
@@ -123,7 +124,6 @@ public:
 		return credits_;
 	}
 
-private:
 	struct Exchange {
 		Header header;
 		Bytes request;
@@ -132,12 +132,16 @@ private:
 	using BodyEncoder = std::function<std::error_code(Writer &)>;
 
 	/*
-	 * Sends one request and returns its final response (interim
+	 * Sends one request of this session and tree (the header is filled
+	 * in; body appends the rest) and returns its final response (interim
 	 * STATUS_PENDING responses are skipped). Statuses other than success
-	 * and the ones in also_ok come back as errors.
+	 * and the ones in also_ok come back as errors. The commands above are
+	 * built on it; it is public for requests they do not cover.
 	 */
 	Result<Exchange> exchange(Command command, uint16_t credit_charge, const BodyEncoder &body,
 				  std::initializer_list<Status> also_ok = {});
+
+private:
 	Result<RdmaResult> rdma_io(Command command, const FileId &file, uint64_t offset,
 				   std::span<const iovec> iov, Channel channel);
 

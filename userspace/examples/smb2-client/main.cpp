@@ -43,7 +43,7 @@ const char usage_text[] =
 	"  get REMOTE LOCAL     copy a file of the share to a local file\n"
 	"  selftest             WRITE and READ over the RDMA channel in every size and layout,\n"
 	"                       checked against the share's directory (--local-dir)\n"
-	"  list-cases           the selftest's case names\n"
+	"  list-cases           the selftest's case names (ADDR PORT SHARE not needed)\n"
 	"\n"
 	"Options:\n"
 	"  -u, --user USER        user name for NTLMv2 (default: empty)\n"
@@ -56,8 +56,12 @@ const char usage_text[] =
 	"                         negotiated maximum for the channel)\n"
 	"      --segments N       put/get --rdma: split each buffer into N iovec segments,\n"
 	"                         which become N buffer descriptors\n"
+	"      --round-up         get: every READ asks for --io-size bytes, also at the\n"
+	"                         end of the file (as clients that round up do)\n"
 	"      --local-dir DIR    selftest: the share's directory on this machine\n"
-	"      --filter TEXT      selftest: only cases whose name contains TEXT\n"
+	"      --filter A,B       selftest, list-cases: only cases whose name contains A or B\n"
+	"      --past-end-segments N  selftest: READ past the end of a file with N\n"
+	"                         descriptors (default 1)\n"
 	"      --tcp              SMB over TCP instead of SMB-Direct (no RDMA channel)\n"
 	"      --json             info, put, get, selftest: print JSON\n"
 	"  -v, --verbose          every SMB2 exchange on stderr\n"
@@ -71,6 +75,8 @@ struct Options {
 	bool invalidate = false;
 	uint64_t io_size = 0;
 	int segments = 1;
+	bool round_up = false;
+	int past_end_segments = 1;
 	std::string local_dir;
 	std::string filter;
 	bool tcp = false;
@@ -352,7 +358,8 @@ int cmd_get(smb2::Client &client, const std::string &unc, const std::string &rem
 			  : runtime_error("buffer", std::make_error_code(std::errc::not_enough_memory));
 	auto t0 = std::chrono::steady_clock::now();
 	while (rc == exit_ok && t.bytes < file->end_of_file) {
-		size_t want = static_cast<size_t>(std::min<uint64_t>(io, file->end_of_file - t.bytes));
+		size_t want = static_cast<size_t>(
+			o.round_up ? io : std::min<uint64_t>(io, file->end_of_file - t.bytes));
 		uint64_t got;
 		if (o.rdma) {
 			auto iov = split(buf.data(), want, o.segments);
@@ -387,6 +394,8 @@ int cmd_get(smb2::Client &client, const std::string &unc, const std::string &rem
 			done += static_cast<size_t>(n);
 		}
 		t.bytes += got;
+		if (got < want)
+			break; /* the end of the file */
 	}
 	double seconds =
 		std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -405,8 +414,8 @@ int cmd_get(smb2::Client &client, const std::string &unc, const std::string &rem
 
 int main(int argc, char **argv)
 {
-	enum { opt_rdma = 256, opt_invalidate, opt_io_size, opt_segments, opt_local_dir,
-	       opt_filter, opt_tcp, opt_json };
+	enum { opt_rdma = 256, opt_invalidate, opt_io_size, opt_segments, opt_round_up,
+	       opt_local_dir, opt_filter, opt_past_end_segments, opt_tcp, opt_json };
 	static const option long_options[] = {
 		{ "user", required_argument, nullptr, 'u' },
 		{ "password", required_argument, nullptr, 'p' },
@@ -416,8 +425,10 @@ int main(int argc, char **argv)
 		{ "invalidate", no_argument, nullptr, opt_invalidate },
 		{ "io-size", required_argument, nullptr, opt_io_size },
 		{ "segments", required_argument, nullptr, opt_segments },
+		{ "round-up", no_argument, nullptr, opt_round_up },
 		{ "local-dir", required_argument, nullptr, opt_local_dir },
 		{ "filter", required_argument, nullptr, opt_filter },
+		{ "past-end-segments", required_argument, nullptr, opt_past_end_segments },
 		{ "tcp", no_argument, nullptr, opt_tcp },
 		{ "json", no_argument, nullptr, opt_json },
 		{ "verbose", no_argument, nullptr, 'v' },
@@ -430,7 +441,7 @@ int main(int argc, char **argv)
 	o.config.credentials.workstation = "SMBDIRECT-EXAMPLE";
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+u:p:d:D:vh", long_options, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "u:p:d:D:vh", long_options, nullptr)) != -1) {
 		switch (c) {
 		case 'u':
 			o.config.credentials.user = optarg;
@@ -470,12 +481,23 @@ int main(int argc, char **argv)
 			o.segments = static_cast<int>(n);
 			break;
 		}
+		case opt_round_up:
+			o.round_up = true;
+			break;
 		case opt_local_dir:
 			o.local_dir = optarg;
 			break;
 		case opt_filter:
 			o.filter = optarg;
 			break;
+		case opt_past_end_segments: {
+			uint64_t n = 0;
+			if (!parse_size(optarg, n) || n == 0 || n > 16)
+				return usage_error(std::string("past-end-segments ") + optarg +
+						   ": must be 1..16");
+			o.past_end_segments = static_cast<int>(n);
+			break;
+		}
 		case opt_tcp:
 			o.tcp = true;
 			break;
@@ -495,7 +517,8 @@ int main(int argc, char **argv)
 	std::vector<std::string> args(argv + optind, argv + argc);
 	if (args.size() == 1 && args[0] == "list-cases") {
 		for (const auto &n : smb2::selftest_case_names())
-			std::printf("%s\n", n.c_str());
+			if (smb2::selftest_case_wanted(o.filter, n))
+				std::printf("%s\n", n.c_str());
 		return exit_ok;
 	}
 	if (args.size() < 4)
@@ -531,5 +554,6 @@ int main(int argc, char **argv)
 	so.local_dir = o.local_dir;
 	so.json = o.json;
 	so.filter = o.filter;
+	so.past_end_segments = o.past_end_segments;
 	return smb2::run_selftest(client, so, stdout) ? exit_error : exit_ok;
 }

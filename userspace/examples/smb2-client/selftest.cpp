@@ -17,9 +17,13 @@ namespace {
 
 constexpr size_t page_size = 4096;
 
-/* A buffer shape: size (0: the negotiated maximum), where it starts in its
- * first page, and in how many iovec segments (each ending inside a page,
- * so that each becomes its own descriptor). */
+/*
+ * A buffer shape: size (0: the most one request may move), where it starts
+ * in its first page, and in how many iovec segments (each ending inside a
+ * page, so that each becomes its own descriptor). Sizes above the most one
+ * READ/WRITE may move (SMB2 MaxReadSize/MaxWriteSize and GET_PARAMS'
+ * max_read_write_size) take several requests, each registering its part.
+ */
 struct Layout {
 	const char *name;
 	uint64_t size;
@@ -125,6 +129,25 @@ private:
 	bool ok_ = true;
 };
 
+/* The iovec segments covering [offset, offset + len) of iov. */
+std::vector<iovec> iov_slice(std::span<const iovec> iov, uint64_t offset, uint64_t len)
+{
+	std::vector<iovec> out;
+	for (const auto &v : iov) {
+		if (len == 0)
+			break;
+		if (offset >= v.iov_len) {
+			offset -= v.iov_len;
+			continue;
+		}
+		uint64_t n = std::min<uint64_t>(v.iov_len - offset, len);
+		out.push_back({ static_cast<uint8_t *>(v.iov_base) + offset, n });
+		len -= n;
+		offset = 0;
+	}
+	return out;
+}
+
 Bytes pattern(size_t size, uint32_t seed)
 {
 	Bytes out(size);
@@ -168,10 +191,13 @@ Result<Bytes> read_local(const std::string &path)
 	}
 }
 
-/* Rewrites the file in place (same inode: the server's open handle sees it). */
+/*
+ * Rewrites the file in place (same inode: an open handle of the server
+ * sees the new bytes), creating it if needed.
+ */
 std::error_code write_local(const std::string &path, ByteView data)
 {
-	int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return { errno, std::system_category() };
 	size_t done = 0;
@@ -231,6 +257,7 @@ struct CaseResult {
 	bool ok = false;
 	std::string detail; /* the reason when not ok */
 	uint64_t bytes = 0;
+	uint64_t requests = 0;
 	uint32_t descriptors = 0;
 	double seconds = 0;
 	std::string deregister; /* "remote-invalidated" or "local-invalidation" */
@@ -256,10 +283,11 @@ public:
 		if (json_) {
 			std::fprintf(out_,
 				     "%s\n  {\"name\": %s, \"ok\": %s, \"bytes\": %llu, "
-				     "\"descriptors\": %u, \"seconds\": %.6f",
+				     "\"requests\": %llu, \"descriptors\": %u, \"seconds\": %.6f",
 				     first_ ? "" : ",", json_string(r.name).c_str(),
 				     r.ok ? "true" : "false", static_cast<unsigned long long>(r.bytes),
-				     r.descriptors, r.seconds);
+				     static_cast<unsigned long long>(r.requests), r.descriptors,
+				     r.seconds);
 			if (!r.deregister.empty())
 				std::fprintf(out_, ", \"deregister\": %s",
 					     json_string(r.deregister).c_str());
@@ -308,11 +336,12 @@ public:
 private:
 	bool wanted(const std::string &name) const
 	{
-		return options_.filter.empty() || name.find(options_.filter) != std::string::npos;
+		return selftest_case_wanted(options_.filter, name);
 	}
 	bool session_setup();
-	void io_case(bool write, const Layout &layout, uint64_t size, const ChannelCase &channel,
+	void io_case(bool write, const Layout &layout, const ChannelCase &channel,
 		     const FileId &file, const std::string &local_path);
+	void past_end_case(const ChannelCase &channel);
 	void fail_all_after(size_t done, const std::string &why);
 
 	Client &client_;
@@ -363,16 +392,19 @@ bool Selftest::session_setup()
 	return true;
 }
 
-void Selftest::io_case(bool write, const Layout &layout, uint64_t size, const ChannelCase &channel,
+void Selftest::io_case(bool write, const Layout &layout, const ChannelCase &channel,
 		       const FileId &file, const std::string &local_path)
 {
 	CaseResult r;
 	r.name = std::string(write ? "write." : "read.") + channel.name + "." + layout.name;
 	if (!wanted(r.name))
 		return;
+	/* SMB2 bounds each request by MaxWriteSize/MaxReadSize: larger cases take several. */
+	const uint64_t per_request = write ? client_.max_rdma_write() : client_.max_rdma_read();
+	const uint64_t size = layout.size ? layout.size : per_request;
 	TestBuffer buf(size, layout.page_offset, layout.segments);
-	if (!buf.ok()) {
-		r.detail = "cannot allocate the buffer";
+	if (!buf.ok() || per_request == 0) {
+		r.detail = per_request ? "cannot allocate the buffer" : "no RDMA channel";
 		reporter_.report(r);
 		return;
 	}
@@ -385,28 +417,40 @@ void Selftest::io_case(bool write, const Layout &layout, uint64_t size, const Ch
 		return;
 	}
 
-	auto t0 = std::chrono::steady_clock::now();
-	auto res = write ? client_.write_rdma(file, 0, buf.iov(), channel.channel)
-			 : client_.read_rdma(file, 0, buf.iov(), channel.channel);
-	r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-	if (!res) {
-		r.detail = std::string(write ? "WRITE" : "READ") + " over " +
-			   channel_name(channel.channel) + ": " + error_text(res.error());
-		reporter_.report(r);
-		return;
-	}
-	r.bytes = res->bytes;
-	r.descriptors = res->descriptors;
-	bool remote = res->deregister_state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
-	r.deregister = remote ? "remote-invalidated" : "local-invalidation";
-
 	std::string problem;
-	if (res->bytes != size) {
-		problem = "server moved " + std::to_string(res->bytes) + " of " +
-			  std::to_string(size) + " bytes";
-	} else if (remote != (channel.channel == Channel::rdma_v1_invalidate)) {
-		problem = remote ? "DEREGISTER: the server invalidated a token it was not asked to"
-				 : "DEREGISTER: the token was not remotely invalidated";
+	uint64_t requests = 0, remote_invalidated = 0;
+	auto t0 = std::chrono::steady_clock::now();
+	for (uint64_t pos = 0; pos < size && problem.empty(); pos += per_request) {
+		uint64_t len = std::min(per_request, size - pos);
+		auto part = iov_slice(buf.iov(), pos, len);
+		auto res = write ? client_.write_rdma(file, pos, part, channel.channel)
+				 : client_.read_rdma(file, pos, part, channel.channel);
+		requests++;
+		if (!res) {
+			problem = std::string(write ? "WRITE" : "READ") + " at " +
+				  std::to_string(pos) + ": " + error_text(res.error());
+			break;
+		}
+		r.bytes += res->bytes;
+		r.descriptors = std::max(r.descriptors, res->descriptors);
+		if (res->deregister_state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED)
+			remote_invalidated++;
+		if (res->bytes != len)
+			problem = "server moved " + std::to_string(res->bytes) + " of " +
+				  std::to_string(len) + " bytes at " + std::to_string(pos);
+	}
+	r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	bool invalidate = channel.channel == Channel::rdma_v1_invalidate;
+	r.deregister = remote_invalidated == requests ? "remote-invalidated"
+		       : remote_invalidated == 0      ? "local-invalidation"
+						      : "mixed";
+	if (!problem.empty()) {
+		/* reported below */
+	} else if (invalidate && remote_invalidated != requests) {
+		problem = "DEREGISTER: " + std::to_string(requests - remote_invalidated) + " of " +
+			  std::to_string(requests) + " tokens were not remotely invalidated";
+	} else if (!invalidate && remote_invalidated) {
+		problem = "DEREGISTER: the server invalidated a token it was not asked to";
 	} else if (!buf.guards_intact()) {
 		problem = "memory around the registered buffer changed";
 	} else if (write) {
@@ -418,12 +462,86 @@ void Selftest::io_case(bool write, const Layout &layout, uint64_t size, const Ch
 	} else if (auto diff = compare(data, buf.gather()); !diff.empty()) {
 		problem = "data RDMA-written into our buffer: " + diff;
 	}
+	char details[320];
+	std::snprintf(details, sizeof(details),
+		      "%llu bytes in %llu %s%s, %u descriptor%s per request, %.3f ms, %.1f MiB/s, "
+		      "%s, DEREGISTER: %s",
+		      static_cast<unsigned long long>(r.bytes),
+		      static_cast<unsigned long long>(requests), write ? "WRITE" : "READ",
+		      requests == 1 ? "" : "s", r.descriptors, r.descriptors == 1 ? "" : "s",
+		      r.seconds * 1e3,
+		      r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / 1048576.0 : 0.0,
+		      channel_name(channel.channel), r.deregister.c_str());
+	r.requests = requests;
+	r.ok = problem.empty();
+	r.detail = r.ok ? details : problem + " (" + details + ")";
+	reporter_.report(r);
+}
+
+/*
+ * A READ asking for more than the file holds (clients round up; Windows
+ * reads whole 64 KiB units): the server RDMA-writes only the bytes there
+ * are, answers with DataRemaining = that count, and the rest of our
+ * registered buffer stays as it was.
+ */
+void Selftest::past_end_case(const ChannelCase &channel)
+{
+	CaseResult r;
+	r.name = std::string("read.") + channel.name + ".past_end";
+	if (!wanted(r.name))
+		return;
+	const size_t file_size = 100, request = 8192;
+	std::string remote = std::string("sd-offload-past-end-") + channel.name + ".bin";
+	std::string local = options_.local_dir + "/" + remote;
+	Bytes data = pattern(file_size, seed_of(r.name));
+	if (auto ec = write_local(local, data)) {
+		r.detail = "writing " + local + ": " + ec.message();
+		reporter_.report(r);
+		return;
+	}
+	auto file = client_.create(remote, generic_read, disposition_open);
+	if (!file) {
+		r.detail = "CREATE " + remote + ": " + error_text(file.error());
+		reporter_.report(r);
+		::unlink(local.c_str());
+		return;
+	}
+	TestBuffer buf(request, 0, options_.past_end_segments);
+	auto t0 = std::chrono::steady_clock::now();
+	auto res = client_.read_rdma(file->id, 0, buf.iov(), channel.channel);
+	r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	std::string problem;
+	if (!res) {
+		problem = "READ: " + error_text(res.error());
+	} else {
+		r.bytes = res->bytes;
+		r.descriptors = res->descriptors;
+		r.requests = 1;
+		bool remote_inv = res->deregister_state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
+		r.deregister = remote_inv ? "remote-invalidated" : "local-invalidation";
+		Bytes got = buf.gather();
+		if (res->bytes != file_size)
+			problem = "DataRemaining " + std::to_string(res->bytes) + " for a " +
+				  std::to_string(file_size) + "-byte file";
+		else if (remote_inv != (channel.channel == Channel::rdma_v1_invalidate))
+			problem = "DEREGISTER: unexpected remote invalidation state";
+		else if (auto diff = compare(data, ByteView(got).subspan(0, file_size));
+			 !diff.empty())
+			problem = "data: " + diff;
+		else if (std::any_of(got.begin() + file_size, got.end(),
+				     [](uint8_t b) { return b != guard_fill; }) ||
+			 !buf.guards_intact())
+			problem = "the server wrote past the file's bytes into our buffer";
+	}
+	if (auto ec = client_.close(file->id); ec && problem.empty())
+		problem = "CLOSE: " + error_text(ec);
+	::unlink(local.c_str());
 	char details[256];
 	std::snprintf(details, sizeof(details),
-		      "%llu bytes, %u descriptor%s, %.3f ms, %.1f MiB/s, %s, DEREGISTER: %s",
-		      static_cast<unsigned long long>(r.bytes), r.descriptors,
-		      r.descriptors == 1 ? "" : "s", r.seconds * 1e3,
-		      r.seconds > 0 ? static_cast<double>(r.bytes) / r.seconds / 1048576.0 : 0.0,
+		      "READ of %zu bytes in %u descriptor%s from a %zu-byte file: %llu bytes "
+		      "RDMA-written, %.3f ms, %s, DEREGISTER: %s",
+		      request, r.descriptors, r.descriptors == 1 ? "" : "s", file_size,
+		      static_cast<unsigned long long>(r.bytes), r.seconds * 1e3,
 		      channel_name(channel.channel), r.deregister.c_str());
 	r.ok = problem.empty();
 	r.detail = r.ok ? details : problem + " (" + details + ")";
@@ -449,9 +567,7 @@ void Selftest::run()
 		fail_all_after(1, "no session");
 		return;
 	}
-	const uint64_t max = std::min(client_.max_rdma_read(), client_.max_rdma_write());
 	for (const auto &layout : layouts) {
-		uint64_t size = layout.size ? std::min<uint64_t>(layout.size, max) : max;
 		for (const auto &channel : channels) {
 			std::string remote = file_name(layout, channel);
 			std::string local = options_.local_dir + "/" + remote;
@@ -472,8 +588,8 @@ void Selftest::run()
 				}
 				continue;
 			}
-			io_case(true, layout, size, channel, file->id, local);
-			io_case(false, layout, size, channel, file->id, local);
+			io_case(true, layout, channel, file->id, local);
+			io_case(false, layout, channel, file->id, local);
 			if (auto ec = client_.close(file->id)) {
 				CaseResult r;
 				r.name = "close." + remote;
@@ -483,6 +599,8 @@ void Selftest::run()
 			::unlink(local.c_str());
 		}
 	}
+	for (const auto &channel : channels)
+		past_end_case(channel);
 	CaseResult r;
 	r.name = "session.teardown";
 	auto t0 = std::chrono::steady_clock::now();
@@ -501,6 +619,24 @@ void Selftest::run()
 
 } // namespace
 
+bool selftest_case_wanted(std::string_view filter, std::string_view name)
+{
+	if (filter.empty())
+		return true;
+	size_t start = 0;
+	for (;;) {
+		size_t comma = filter.find(',', start);
+		std::string_view part = filter.substr(start, comma == std::string_view::npos
+								      ? std::string_view::npos
+								      : comma - start);
+		if (!part.empty() && name.find(part) != std::string_view::npos)
+			return true;
+		if (comma == std::string_view::npos)
+			return false;
+		start = comma + 1;
+	}
+}
+
 std::vector<std::string> selftest_case_names()
 {
 	std::vector<std::string> names{ "session.setup" };
@@ -508,6 +644,8 @@ std::vector<std::string> selftest_case_names()
 		for (const auto &channel : channels)
 			for (const char *op : { "write.", "read." })
 				names.push_back(std::string(op) + channel.name + "." + layout.name);
+	for (const auto &channel : channels)
+		names.push_back(std::string("read.") + channel.name + ".past_end");
 	names.push_back("session.teardown");
 	return names;
 }

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client.hpp"
@@ -22,12 +23,16 @@ struct SelftestOptions {
 	std::string unc;	/* \\server\share */
 	std::string local_dir;	/* the share's directory, as the server sees it */
 	bool json = false;
-	/* Only cases whose name contains this. */
+	/* Only cases whose name contains one of these comma-separated parts. */
 	std::string filter;
+	/* Descriptors of the past_end READs (more than one: see the walkthrough). */
+	int past_end_segments = 1;
 };
 
 /* Every case name, in the order they run. */
 std::vector<std::string> selftest_case_names();
+/* Whether a case runs under a filter (SelftestOptions::filter). */
+bool selftest_case_wanted(std::string_view filter, std::string_view name);
 
 /*
  * Runs the cases on a client that has not negotiated yet (the first case,

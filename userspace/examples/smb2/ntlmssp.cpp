@@ -188,8 +188,10 @@ V2Response ntlmv2_response(const Key16 &response_key, const Challenge8 &server_c
 {
 	V2Response r;
 	r.nt_proof_str = hmac_md5(response_key, { server_challenge, blob });
-	r.nt_challenge_response.assign(r.nt_proof_str.begin(), r.nt_proof_str.end());
-	r.nt_challenge_response.insert(r.nt_challenge_response.end(), blob.begin(), blob.end());
+	Writer w;
+	w.bytes(r.nt_proof_str);
+	w.bytes(blob);
+	r.nt_challenge_response = w.take();
 	r.session_base_key = hmac_md5(response_key, { r.nt_proof_str });
 	return r;
 }
@@ -198,9 +200,10 @@ Bytes lmv2_response(const Key16 &response_key, const Challenge8 &server_challeng
 		    const Challenge8 &client_challenge)
 {
 	Key16 mac = hmac_md5(response_key, { server_challenge, client_challenge });
-	Bytes out(mac.begin(), mac.end());
-	out.insert(out.end(), client_challenge.begin(), client_challenge.end());
-	return out;
+	Writer w;
+	w.bytes(mac);
+	w.bytes(client_challenge);
+	return w.take();
 }
 
 Bytes encode_negotiate(const NegotiateMessage &m)

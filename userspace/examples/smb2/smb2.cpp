@@ -811,10 +811,12 @@ void encode_read_response(Writer &w, const ReadResponse &r)
 	w.le32(static_cast<uint32_t>(r.data.size()));
 	w.le32(r.data_remaining);
 	w.le32(r.flags);
-	if (r.data.empty())
-		w.u8(0);
-	else
-		w.bytes(r.data);
+	/*
+	 * No padding byte without data: cifs.ko reads an RDMA READ response
+	 * only up to its 80-byte fixed part (the data came by RDMA), and a
+	 * byte left behind would be taken for the next message's length.
+	 */
+	w.bytes(r.data);
 }
 
 Result<ReadResponse> decode_read_response(ByteView message)
@@ -917,6 +919,270 @@ Result<WriteResponse> decode_write_response(ByteView message)
 	if (!r.ok())
 		return ParseError::truncated;
 	return p;
+}
+
+/* --- QUERY_DIRECTORY, QUERY_INFO, SET_INFO, IOCTL ---------------------------------- */
+
+void encode_query_directory_request(Writer &w, const QueryDirectoryRequest &r)
+{
+	auto name = utf16le_from_utf8(r.pattern);
+	w.le16(33);
+	w.u8(r.info_class);
+	w.u8(r.flags);
+	w.le32(r.file_index);
+	encode_file_id(w, r.file_id);
+	w.le16(static_cast<uint16_t>(header_size + 32));
+	w.le16(static_cast<uint16_t>(name ? name->size() : 0));
+	w.le32(r.output_buffer_length);
+	if (name && !name->empty())
+		w.bytes(*name);
+	else
+		w.u8(0);
+}
+
+Result<QueryDirectoryRequest> decode_query_directory_request(ByteView message)
+{
+	auto br = body_reader(message, 33);
+	if (!br)
+		return br.error();
+	Reader &r = *br;
+	QueryDirectoryRequest q;
+	q.info_class = r.u8();
+	q.flags = r.u8();
+	q.file_index = r.le32();
+	q.file_id = decode_file_id(r);
+	uint16_t off = r.le16();
+	uint16_t len = r.le16();
+	q.output_buffer_length = r.le32();
+	if (!r.ok())
+		return ParseError::truncated;
+	auto name = variable_part(message, off, len, header_size + 32);
+	if (!name)
+		return name.error();
+	auto pattern = utf16_name(*name);
+	if (!pattern)
+		return pattern.error();
+	q.pattern = pattern->empty() ? "*" : std::move(*pattern);
+	return q;
+}
+
+void encode_buffer_response(Writer &w, ByteView output)
+{
+	w.le16(9);
+	w.le16(output.empty() ? 0 : static_cast<uint16_t>(header_size + 8));
+	w.le32(static_cast<uint32_t>(output.size()));
+	if (output.empty())
+		w.u8(0);
+	else
+		w.bytes(output);
+}
+
+Result<ByteView> decode_buffer_response(ByteView message)
+{
+	auto br = body_reader(message, 9);
+	if (!br)
+		return br.error();
+	Reader &r = *br;
+	uint16_t off = r.le16();
+	uint32_t len = r.le32();
+	if (!r.ok())
+		return ParseError::truncated;
+	return variable_part(message, off, len, header_size + 8);
+}
+
+void encode_query_info_request(Writer &w, const QueryInfoRequest &r)
+{
+	w.le16(41);
+	w.u8(r.info_type);
+	w.u8(r.info_class);
+	w.le32(r.output_buffer_length);
+	w.le16(r.input.empty() ? 0 : static_cast<uint16_t>(header_size + 40));
+	w.le16(0);
+	w.le32(static_cast<uint32_t>(r.input.size()));
+	w.le32(r.additional_information);
+	w.le32(r.flags);
+	encode_file_id(w, r.file_id);
+	if (r.input.empty())
+		w.u8(0);
+	else
+		w.bytes(r.input);
+}
+
+Result<QueryInfoRequest> decode_query_info_request(ByteView message)
+{
+	auto br = body_reader(message, 41);
+	if (!br)
+		return br.error();
+	Reader &r = *br;
+	QueryInfoRequest q;
+	q.info_type = r.u8();
+	q.info_class = r.u8();
+	q.output_buffer_length = r.le32();
+	uint16_t off = r.le16();
+	r.skip(2);
+	uint32_t len = r.le32();
+	q.additional_information = r.le32();
+	q.flags = r.le32();
+	q.file_id = decode_file_id(r);
+	if (!r.ok())
+		return ParseError::truncated;
+	auto input = variable_part(message, off, len, header_size + 40);
+	if (!input)
+		return input.error();
+	q.input = *input;
+	return q;
+}
+
+void encode_set_info_request(Writer &w, const SetInfoRequest &r)
+{
+	w.le16(33);
+	w.u8(r.info_type);
+	w.u8(r.info_class);
+	w.le32(static_cast<uint32_t>(r.buffer.size()));
+	w.le16(static_cast<uint16_t>(header_size + 32));
+	w.le16(0);
+	w.le32(r.additional_information);
+	encode_file_id(w, r.file_id);
+	if (r.buffer.empty())
+		w.u8(0);
+	else
+		w.bytes(r.buffer);
+}
+
+Result<SetInfoRequest> decode_set_info_request(ByteView message)
+{
+	auto br = body_reader(message, 33);
+	if (!br)
+		return br.error();
+	Reader &r = *br;
+	SetInfoRequest q;
+	q.info_type = r.u8();
+	q.info_class = r.u8();
+	uint32_t len = r.le32();
+	uint16_t off = r.le16();
+	r.skip(2);
+	q.additional_information = r.le32();
+	q.file_id = decode_file_id(r);
+	if (!r.ok())
+		return ParseError::truncated;
+	auto buffer = variable_part(message, off, len, header_size + 32);
+	if (!buffer)
+		return buffer.error();
+	q.buffer = *buffer;
+	return q;
+}
+
+void encode_set_info_response(Writer &w)
+{
+	w.le16(2);
+}
+
+void encode_ioctl_request(Writer &w, const IoctlRequest &r)
+{
+	w.le16(57);
+	w.le16(0);
+	w.le32(r.ctl_code);
+	encode_file_id(w, r.file_id);
+	w.le32(r.input.empty() ? 0 : static_cast<uint32_t>(header_size + 56));
+	w.le32(static_cast<uint32_t>(r.input.size()));
+	w.le32(r.max_input_response);
+	w.le32(0); /* OutputOffset */
+	w.le32(0); /* OutputCount */
+	w.le32(r.max_output_response);
+	w.le32(r.flags);
+	w.le32(0);
+	if (r.input.empty())
+		w.u8(0);
+	else
+		w.bytes(r.input);
+}
+
+Result<IoctlRequest> decode_ioctl_request(ByteView message)
+{
+	auto br = body_reader(message, 57);
+	if (!br)
+		return br.error();
+	Reader &r = *br;
+	IoctlRequest q;
+	r.skip(2);
+	q.ctl_code = r.le32();
+	q.file_id = decode_file_id(r);
+	uint32_t in_off = r.le32();
+	uint32_t in_len = r.le32();
+	q.max_input_response = r.le32();
+	r.skip(8); /* OutputOffset, OutputCount: requests carry no output */
+	q.max_output_response = r.le32();
+	q.flags = r.le32();
+	r.skip(4);
+	if (!r.ok())
+		return ParseError::truncated;
+	auto input = variable_part(message, in_off, in_len, header_size + 56);
+	if (!input)
+		return input.error();
+	q.input = *input;
+	return q;
+}
+
+void encode_ioctl_response(Writer &w, const IoctlResponse &r)
+{
+	w.le16(49);
+	w.le16(0);
+	w.le32(r.ctl_code);
+	encode_file_id(w, r.file_id);
+	uint32_t off = static_cast<uint32_t>(header_size + 48);
+	w.le32(off); /* InputOffset */
+	w.le32(0);
+	w.le32(r.output.empty() ? 0 : off);
+	w.le32(static_cast<uint32_t>(r.output.size()));
+	w.le32(0);
+	w.le32(0);
+	w.bytes(r.output);
+}
+
+Result<IoctlResponse> decode_ioctl_response(ByteView message)
+{
+	auto br = body_reader(message, 49);
+	if (!br)
+		return br.error();
+	Reader &r = *br;
+	IoctlResponse p;
+	r.skip(2);
+	p.ctl_code = r.le32();
+	p.file_id = decode_file_id(r);
+	r.skip(8); /* InputOffset, InputCount */
+	uint32_t out_off = r.le32();
+	uint32_t out_len = r.le32();
+	r.skip(8);
+	if (!r.ok())
+		return ParseError::truncated;
+	auto output = variable_part(message, out_off, out_len, header_size + 48);
+	if (!output)
+		return output.error();
+	p.output = *output;
+	return p;
+}
+
+Result<std::vector<ByteView>> split_compound(ByteView message)
+{
+	std::vector<ByteView> parts;
+	size_t pos = 0;
+	for (;;) {
+		if (parts.size() == 64)
+			return ParseError::too_large;
+		ByteView rest = message.subspan(pos);
+		auto h = decode_header(rest);
+		if (!h)
+			return h.error();
+		if (h->next_command == 0) {
+			parts.push_back(rest);
+			return parts;
+		}
+		if (h->next_command % 8 || h->next_command < header_size ||
+		    h->next_command > rest.size())
+			return ParseError::bad_offset;
+		parts.push_back(rest.subspan(0, h->next_command));
+		pos += h->next_command;
+	}
 }
 
 /* --- ERROR ----------------------------------------------------------------------- */

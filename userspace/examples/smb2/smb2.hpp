@@ -429,6 +429,97 @@ Result<WriteRequest> decode_write_request(ByteView message);
 void encode_write_response(Writer &w, const WriteResponse &r);
 Result<WriteResponse> decode_write_response(ByteView message);
 
+/* --- QUERY_DIRECTORY (2.2.33, 2.2.34) ------------------------------------------ */
+
+constexpr uint8_t query_directory_restart_scans = 0x01;
+constexpr uint8_t query_directory_return_single_entry = 0x02;
+constexpr uint8_t query_directory_index_specified = 0x04;
+constexpr uint8_t query_directory_reopen = 0x10;
+
+struct QueryDirectoryRequest {
+	uint8_t info_class = 0;
+	uint8_t flags = 0;
+	uint32_t file_index = 0;
+	FileId file_id;
+	std::string pattern; /* "*" when the client sends none */
+	uint32_t output_buffer_length = 0;
+};
+
+void encode_query_directory_request(Writer &w, const QueryDirectoryRequest &r);
+Result<QueryDirectoryRequest> decode_query_directory_request(ByteView message);
+/* QUERY_INFO and QUERY_DIRECTORY responses: StructureSize 9 and a buffer. */
+void encode_buffer_response(Writer &w, ByteView output);
+Result<ByteView> decode_buffer_response(ByteView message);
+
+/* --- QUERY_INFO (2.2.37, 2.2.38) ------------------------------------------------- */
+
+constexpr uint8_t info_type_file = 1;
+constexpr uint8_t info_type_filesystem = 2;
+constexpr uint8_t info_type_security = 3;
+constexpr uint8_t info_type_quota = 4;
+
+struct QueryInfoRequest {
+	uint8_t info_type = 0;
+	uint8_t info_class = 0;
+	uint32_t output_buffer_length = 0;
+	ByteView input;
+	uint32_t additional_information = 0;
+	uint32_t flags = 0;
+	FileId file_id;
+};
+
+void encode_query_info_request(Writer &w, const QueryInfoRequest &r);
+Result<QueryInfoRequest> decode_query_info_request(ByteView message);
+
+/* --- SET_INFO (2.2.39, 2.2.40) ----------------------------------------------------- */
+
+struct SetInfoRequest {
+	uint8_t info_type = 0;
+	uint8_t info_class = 0;
+	ByteView buffer;
+	uint32_t additional_information = 0;
+	FileId file_id;
+};
+
+void encode_set_info_request(Writer &w, const SetInfoRequest &r);
+Result<SetInfoRequest> decode_set_info_request(ByteView message);
+void encode_set_info_response(Writer &w);
+
+/* --- IOCTL (2.2.31, 2.2.32) --------------------------------------------------------- */
+
+constexpr uint32_t fsctl_dfs_get_referrals = 0x00060194;
+constexpr uint32_t fsctl_validate_negotiate_info = 0x00140204;
+constexpr uint32_t fsctl_query_network_interface_info = 0x001401FC;
+constexpr uint32_t ioctl_flag_is_fsctl = 0x00000001;
+
+struct IoctlRequest {
+	uint32_t ctl_code = 0;
+	FileId file_id;
+	ByteView input;
+	uint32_t max_input_response = 0;
+	uint32_t max_output_response = 0;
+	uint32_t flags = 0;
+};
+
+struct IoctlResponse {
+	uint32_t ctl_code = 0;
+	FileId file_id;
+	ByteView output;
+};
+
+void encode_ioctl_request(Writer &w, const IoctlRequest &r);
+Result<IoctlRequest> decode_ioctl_request(ByteView message);
+void encode_ioctl_response(Writer &w, const IoctlResponse &r);
+Result<IoctlResponse> decode_ioctl_response(ByteView message);
+
+/* --- compounds (3.2.4.1.4, 3.3.5.2.7) --------------------------------------------------- */
+
+/*
+ * The messages of a (possibly) compounded message: each NextCommand must
+ * be 8-byte aligned, at least a header long and inside the message.
+ */
+Result<std::vector<ByteView>> split_compound(ByteView message);
+
 /* --- ERROR (2.2.2) ------------------------------------------------------------ */
 
 void encode_error_response(Writer &w);

@@ -51,6 +51,11 @@ bool inet_stream_call(const Config &cfg, const SocketIdentity &sock, const struc
 		d->reason = Reason::not_inet_address;
 		return false;
 	}
+	/* TCP_CLOSE is the state of a socket that never connected. */
+	if (sock.tcp_state >= 0 && sock.tcp_state != TCP_CLOSE) {
+		d->reason = Reason::not_fresh;
+		return false;
+	}
 	d->report = true;
 	if (!cfg.enabled()) {
 		d->reason = Reason::config_error;
@@ -184,6 +189,12 @@ Decision decide_bind(const Config &cfg, const SocketIdentity &sock, const struct
 
 	if (!inet_stream_call(cfg, sock, addr, len, &d))
 		return d;
+	if (sock.bound) {
+		/* TCP answers EINVAL for a second bind: let it. */
+		d.reason = Reason::not_fresh;
+		d.report = false;
+		return d;
+	}
 	/* Port 0 asks for any free port: never an SMB port on purpose. */
 	if (!d.target.port || !cfg.ports.contains(d.target.port)) {
 		d.reason = Reason::port_not_listed;
@@ -233,6 +244,9 @@ void format_reason(const Config &cfg, const Decision &d, char *buf, std::size_t 
 		break;
 	case Reason::listen_disabled:
 		std::snprintf(buf, len, "listeners are replaced only with --listen");
+		break;
+	case Reason::not_fresh:
+		std::snprintf(buf, len, "the socket is already in use");
 		break;
 	}
 }

@@ -46,11 +46,19 @@ socklen_t to_sockaddr(const Endpoint &e, struct sockaddr_storage *out);
 /* "10.77.0.1:445", "[fd77::1]:445" into buf (NUL-terminated). */
 void format_endpoint(const Endpoint &e, char *buf, std::size_t len);
 
-/* What SO_DOMAIN, SO_TYPE and SO_PROTOCOL say about the socket. */
+/* What SO_DOMAIN, SO_TYPE and SO_PROTOCOL (and TCP_INFO) say about the socket. */
 struct SocketIdentity {
 	int domain = -1;
 	int type = -1;
 	int protocol = -1;
+	/*
+	 * tcpi_state of TCP_INFO, -1 unknown. Only a closed (never
+	 * connected, not bound-and-listening) TCP socket is replaced: a
+	 * program that calls connect again on a socket whose non-blocking
+	 * connect is under way must get EALREADY/EISCONN from TCP.
+	 */
+	int tcp_state = -1;
+	bool bound = false; /* getsockname shows an address or port */
 };
 
 enum class Action { keep, replace };
@@ -65,6 +73,7 @@ enum class Reason {
 	port_not_listed,	/* the port is not an SMB port */
 	wildcard_peer,		/* connect to 0.0.0.0 / :: (TCP means loopback) */
 	listen_disabled,	/* bind to an SMB port without --listen */
+	not_fresh,		/* already connecting, connected, listening or bound */
 };
 
 struct Decision {

@@ -50,6 +50,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -200,10 +201,21 @@ SocketIdentity identity(int fd)
 {
 	SocketIdentity id;
 	id.domain = sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, -1);
-	if (id.domain < 0)
+	if (id.domain != AF_INET && id.domain != AF_INET6)
 		return id;
 	id.type = sockopt_int(fd, SOL_SOCKET, SO_TYPE, -1);
 	id.protocol = sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, -1);
+	if (id.type != SOCK_STREAM)
+		return id;
+	struct tcp_info info = {};
+	socklen_t len = sizeof(info);
+	if (real_getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
+	    len >= offsetof(struct tcp_info, tcpi_state) + sizeof(info.tcpi_state))
+		id.tcp_state = info.tcpi_state;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, reinterpret_cast<struct sockaddr *>(&ss), &sl) == 0)
+		id.bound = is_bound(parse_endpoint(reinterpret_cast<struct sockaddr *>(&ss), sl));
 	return id;
 }
 

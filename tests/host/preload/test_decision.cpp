@@ -386,3 +386,34 @@ TEST(PreloadEndpoint, Format)
 	format_endpoint(*parse_endpoint(a.sa(), a.len), small, sizeof(small));
 	EXPECT_STREQ(small, "10.77");
 }
+
+TEST(PreloadConnect, OnlyANeverConnectedSocketIsReplaced)
+{
+	Addr a = v4("10.77.0.1", 445);
+	SocketIdentity closed = tcp4;
+	closed.tcp_state = TCP_CLOSE;
+	EXPECT_EQ(decide_connect(defaults(), closed, a.sa(), a.len).action, Action::replace);
+	/* A client that bound a local address first is still fresh. */
+	closed.bound = true;
+	EXPECT_EQ(decide_connect(defaults(), closed, a.sa(), a.len).action, Action::replace);
+	/* connect() again while the TCP connect is under way: EALREADY is TCP's to give. */
+	for (int state : {TCP_SYN_SENT, TCP_ESTABLISHED, TCP_LISTEN, TCP_CLOSE_WAIT}) {
+		SocketIdentity busy = tcp4;
+		busy.tcp_state = state;
+		Decision d = decide_connect(defaults(), busy, a.sa(), a.len);
+		EXPECT_EQ(d.action, Action::keep) << state;
+		EXPECT_EQ(d.reason, Reason::not_fresh) << state;
+		EXPECT_FALSE(d.report) << state;
+	}
+}
+
+TEST(PreloadBind, ASecondBindIsTcpsToRefuse)
+{
+	Addr a = v4("0.0.0.0", 445);
+	SocketIdentity bound = tcp4;
+	bound.tcp_state = TCP_CLOSE;
+	bound.bound = true;
+	Decision d = decide_bind(listening(), bound, a.sa(), a.len);
+	EXPECT_EQ(d.action, Action::keep);
+	EXPECT_EQ(d.reason, Reason::not_fresh);
+}

@@ -45,7 +45,7 @@ declare -A addr=([rxe4]=10.77.0.1 [rxe6]=fd77::1 [siw4]=10.77.0.2 [siw6]=fd77::2
 declare -A mib=([rxe4]=$big [siw6]=$big [rxe6]=$small [siw4]=$small)
 transports=${SD_RUN_TRANSPORTS:-rxe4 siw6 rxe6 siw4}
 ntrans=$(wc -w <<<"$transports")
-tap_plan $((7 + ntrans + 6))
+tap_plan $((7 + ntrans + 8))
 
 port=7600
 next_port() { port=$((port + 1)); }
@@ -245,6 +245,71 @@ if server "$name" 55 -- 127.0.0.1 $port; then
 	fi
 else
 	tap_fail "$name" "TCP server did not listen" "$tmp/$name.srv.err"
+fi
+
+# connect() again on a socket whose non-blocking TCP connect (after the
+# fallback) is under way or done: TCP's EALREADY/EISCONN, no second attempt.
+name=run.fallback.connect_again
+next_port
+if server "$name" 55 -- 127.0.0.1 $port; then
+	out=$(SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- python3 -c '
+import errno, select, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setblocking(False)
+port = int(sys.argv[1])
+first = s.connect_ex(("127.0.0.1", port))
+select.select([], [s], [], 20)
+again = s.connect_ex(("127.0.0.1", port))
+print("first", errno.errorcode.get(first, first), "again", errno.errorcode.get(again, again),
+      "domain", s.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN))
+' $port 2>&1)
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	if grep -q '^first \(EINPROGRESS\|0\) again \(EISCONN\|EALREADY\|0\) domain 2$' <<<"$out" &&
+		[ "$(grep -c "connect 127.0.0.1:$port" <<<"$out")" = 1 ]; then
+		sed 's/^/# /' <<<"$out"
+		tap_ok "$name"
+	else
+		tap_fail "$name" "$(tr '\n' ' ' <<<"$out")"
+	fi
+else
+	tap_fail "$name" "TCP server did not listen" "$tmp/$name.srv.err"
+fi
+
+# Samba's listeners: [::] with IPV6_V6ONLY, then 0.0.0.0, same port. The
+# module has no V6ONLY: the [::] listener is SMB-Direct for both families
+# (the preload says so); rdma_cm refuses the 0.0.0.0 bind on that port
+# (EADDRNOTAVAIL), so that socket stays TCP, and its TCP bind works unless
+# an iWARP device is present: iWARP's connections are TCP connections, so
+# siw listens on the port itself (kernel TCP, [::] dual stack) and TCP says
+# EADDRINUSE. This guest has siw devices.
+name=run.listen.v6only_then_v4
+next_port
+out=$(SMBDIRECT_DEBUG=1 $T "$sd" run --listen --ports $port -- python3 -c '
+import errno, socket, sys
+port = int(sys.argv[1])
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s6.bind(("::", port))
+s6.listen(4)
+s4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+try:
+    s4.bind(("0.0.0.0", port))
+    s4.listen(4)
+    v4 = s4.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN)
+except OSError as e:
+    v4 = errno.errorcode[e.errno]
+print("v6", s6.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN), "v4", v4,
+      "v6only", s6.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY))
+' $port 2>&1)
+if rdma link show 2>/dev/null | grep -q '^link siw'; then v4=EADDRINUSE; else v4=2; fi
+if grep -q "^v6 $family v4 $v4 v6only 0\$" <<<"$out" &&
+	grep -q "IPV6_V6ONLY has no SMB-Direct equivalent" <<<"$out" &&
+	grep -q "bind 0.0.0.0:$port kept TCP (bind: Cannot assign requested address)" <<<"$out"; then
+	sed 's/^/# /' <<<"$out"
+	tap_ok "$name"
+else
+	tap_fail "$name" "expected v4 $v4: $(tr '\n' ' ' <<<"$out")"
 fi
 
 # A port not in --ports stays TCP, even toward an RDMA-capable address.

@@ -12,7 +12,8 @@
 #include <smbdirect/smbdirect.hpp>
 #include <unistd.h>
 
-namespace sdtest {
+namespace sdtest
+{
 
 inline bool fd_open(int fd)
 {
@@ -90,7 +91,7 @@ inline void socket_owns_its_fd()
 	EXPECT_TRUE(again.close().has_value());
 	EXPECT_FALSE(fd_open(p[0]));
 	EXPECT_TRUE(again.close().has_value()); // nothing left to close
-	sd::Socket stale(p[0]);			 // p[0] is closed already
+	sd::Socket stale(p[0]);			// p[0] is closed already
 	auto closed = stale.close();
 	EXPECT_EQ(closed.error(), std::errc::bad_file_descriptor);
 	close(p[1]);

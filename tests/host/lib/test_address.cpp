@@ -7,7 +7,8 @@
 #include <net/if.h>
 #include <smbdirect/smbdirect.h>
 
-namespace {
+namespace
+{
 
 struct Parsed {
 	int ret = 0;
@@ -101,8 +102,8 @@ TEST(ParseAddress, PortsAreDecimalAndInRange)
 
 TEST(ParseAddress, NoNamesNoGarbage)
 {
-	for (const char *host : { "", "localhost", "server.example", "10.0.0", "10.0.0.256", "[10.0.0.1]",
-				  "[fd77::1", "fd77::1]", "[]", "::g", "1.2.3.4.5" })
+	for (const char *host : { "", "localhost", "server.example", "10.0.0", "10.0.0.256",
+				  "[10.0.0.1]", "[fd77::1", "fd77::1]", "[]", "::g", "1.2.3.4.5" })
 		EXPECT_EQ(parse(host, "445").ret, -EINVAL) << host;
 	std::string longer(200, '1');
 	EXPECT_EQ(parse(longer.c_str(), "445").ret, -EINVAL);

@@ -13,10 +13,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace {
+namespace
+{
 
 class Pipe : public ::testing::Test {
-protected:
+    protected:
 	void SetUp() override
 	{
 		ASSERT_EQ(pipe2(fds_, O_CLOEXEC), 0);
@@ -56,7 +57,8 @@ TEST(SocketArgs, WithoutTheModuleValidCallsSayNotLoaded)
 		GTEST_SKIP() << "af_smbdirect is loaded on this host";
 	EXPECT_EQ(smbdirect_family(), -ENOENT);
 	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_STREAM, 0), -ENOENT);
-	EXPECT_EQ(smbdirect_socket(AF_UNSPEC, SOCK_SEQPACKET | SOCK_CLOEXEC, SOCK_NONBLOCK), -ENOENT);
+	EXPECT_EQ(smbdirect_socket(AF_UNSPEC, SOCK_SEQPACKET | SOCK_CLOEXEC, SOCK_NONBLOCK),
+		  -ENOENT);
 	// The same wrong arguments keep their own errors: checked before the family.
 	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_DGRAM, 0), -ESOCKTNOSUPPORT);
 	char why[128] = "unchanged";
@@ -129,13 +131,13 @@ TEST_F(Pipe, TypedOptionsNameTheirOption)
 	// Every typed setter reaches the same generic path (-ENOTSOCK from the
 	// kernel) and rejects the same out-of-range value first.
 	int (*setters[])(int, uint32_t) = {
-		smbdirect_set_receive_credit_max, smbdirect_set_send_credit_target,
+		smbdirect_set_receive_credit_max,  smbdirect_set_send_credit_target,
 		smbdirect_set_max_send_size,	   smbdirect_set_max_receive_size,
 		smbdirect_set_max_fragmented_size, smbdirect_set_max_read_write_size,
 		smbdirect_set_keepalive_interval,
 	};
 	int (*getters[])(int, uint32_t *) = {
-		smbdirect_get_receive_credit_max, smbdirect_get_send_credit_target,
+		smbdirect_get_receive_credit_max,  smbdirect_get_send_credit_target,
 		smbdirect_get_max_send_size,	   smbdirect_get_max_receive_size,
 		smbdirect_get_max_fragmented_size, smbdirect_get_max_read_write_size,
 		smbdirect_get_keepalive_interval,
@@ -159,7 +161,8 @@ TEST_F(Pipe, RegisterChecksBeforeTheIoctl)
 	memset(&reg, 0x5a, sizeof(reg));
 	EXPECT_EQ(smbdirect_rdma_v1_register(fd(), &iov, 1, SMBDIRECT_ACCESS_PEER_READ, nullptr),
 		  -EINVAL);
-	EXPECT_EQ(smbdirect_rdma_v1_register(-1, &iov, 1, SMBDIRECT_ACCESS_PEER_READ, &reg), -EBADF);
+	EXPECT_EQ(smbdirect_rdma_v1_register(-1, &iov, 1, SMBDIRECT_ACCESS_PEER_READ, &reg),
+		  -EBADF);
 	EXPECT_EQ(reg.id, 0u);
 	EXPECT_EQ(reg.desc, nullptr);
 	memset(&reg, 0x5a, sizeof(reg));
@@ -181,7 +184,8 @@ TEST_F(Pipe, RegisterChecksBeforeTheIoctl)
 	// Valid: the kernel answers (a pipe has no such ioctl); *reg zeroed.
 	memset(&reg, 0x5a, sizeof(reg));
 	EXPECT_EQ(smbdirect_rdma_v1_register(fd(), &iov, 1,
-					     SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE |
+					     SMBDIRECT_ACCESS_PEER_READ |
+						     SMBDIRECT_ACCESS_PEER_WRITE |
 						     SMBDIRECT_REG_REMOTE_INVALIDATE,
 					     &reg),
 		  -ENOTTY);

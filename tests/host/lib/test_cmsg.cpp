@@ -7,7 +7,8 @@
 #include <smbdirect/smbdirect.h>
 #include <sys/socket.h>
 
-namespace {
+namespace
+{
 
 struct alignas(struct cmsghdr) Control {
 	unsigned char bytes[64];

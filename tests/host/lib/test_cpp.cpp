@@ -24,7 +24,8 @@ static_assert(std::is_nothrow_move_constructible_v<sd::Registration>);
 static_assert(std::is_nothrow_move_assignable_v<sd::Registration>);
 static_assert(std::is_nothrow_destructible_v<sd::Registration>);
 
-namespace {
+namespace
+{
 
 SD_CPP_TESTS(Cpp)
 
@@ -64,7 +65,8 @@ TEST(Cpp, AfterForkOnlyTheRegistrantsDestructorDeregisters)
 {
 	int p[2];
 	ASSERT_EQ(pipe(p), 0);
-	auto *reg = new sd::Registration(sd::Registration::adopt(p[0], sdtest::fake_registration(1, 1)));
+	auto *reg = new sd::Registration(
+		sd::Registration::adopt(p[0], sdtest::fake_registration(1, 1)));
 	// The control: an explicit deregister() is an ioctl, and the filter kills it.
 	int status = in_child_without_ioctl([&] { (void)reg->deregister(); });
 	ASSERT_TRUE(WIFSIGNALED(status)) << status;

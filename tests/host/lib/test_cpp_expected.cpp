@@ -9,6 +9,7 @@
 static_assert(__cpp_lib_expected >= 202202L, "this file must be compiled as C++23");
 static_assert(std::is_same_v<sd::Result<int>, std::expected<int, std::error_code>>);
 
-namespace {
+namespace
+{
 SD_CPP_TESTS(CppExpected)
 } // namespace

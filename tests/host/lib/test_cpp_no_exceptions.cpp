@@ -6,6 +6,7 @@
 #error "this file must be compiled with -fno-exceptions"
 #endif
 
-namespace {
+namespace
+{
 SD_CPP_TESTS(CppNoExceptions)
 } // namespace

@@ -9,10 +9,11 @@
 
 #include "family.h"
 
-namespace {
+namespace
+{
 
 class FamilyFile : public ::testing::Test {
-protected:
+    protected:
 	void SetUp() override
 	{
 		char tmpl[] = "/tmp/sd-family-XXXXXX";

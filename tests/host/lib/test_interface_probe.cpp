@@ -12,12 +12,13 @@
 
 #include "interface_probe.h"
 
-namespace {
+namespace
+{
 
 using namespace sd::detail;
 
 class FakeSysfs : public ::testing::Test {
-protected:
+    protected:
 	void SetUp() override
 	{
 		char tmpl[] = "/tmp/sd-sysfs-XXXXXX";
@@ -26,16 +27,18 @@ protected:
 	}
 	void TearDown() override
 	{
-		nftw(root_.c_str(),
-		     [](const char *path, const struct stat *, int, struct FTW *) {
-			     return remove(path);
-		     },
-		     16, FTW_DEPTH | FTW_PHYS);
+		nftw(
+			root_.c_str(),
+			[](const char *path, const struct stat *, int, struct FTW *) {
+				return remove(path);
+			},
+			16, FTW_DEPTH | FTW_PHYS);
 	}
 	void write(const std::string &rel, const std::string &content)
 	{
 		std::string path = root_ + "/" + rel;
-		for (size_t at = root_.size() + 1; (at = path.find('/', at)) != std::string::npos; at++)
+		for (size_t at = root_.size() + 1; (at = path.find('/', at)) != std::string::npos;
+		     at++)
 			mkdir(path.substr(0, at).c_str(), 0755);
 		FILE *f = fopen(path.c_str(), "w");
 		ASSERT_NE(f, nullptr) << path;
@@ -65,7 +68,7 @@ TEST_F(FakeSysfs, RocePortReadsItsGidTableNetdevs)
 	write(port + "gid_attrs/ndevs/0", "eth0\n");
 	write(port + "gid_attrs/ndevs/1", "eth0\n");
 	write(port + "gid_attrs/ndevs/2", "eth0.100\n");
-	write(port + "gid_attrs/ndevs/3", "\n");	  // an unused entry
+	write(port + "gid_attrs/ndevs/3", "\n");      // an unused entry
 	write(port + "gid_attrs/ndevs/4", "gone0\n"); // another namespace's
 	RdmaPortLink link{ "mlx5_0", 1, RDMA_NODE_IB_CA, 2 };
 	RdmaPortFacts p = read_port_sysfs(root_, link, netdevs());

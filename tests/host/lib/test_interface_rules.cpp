@@ -9,7 +9,8 @@
 
 #include "interface_rules.h"
 
-namespace {
+namespace
+{
 
 using sd::detail::classify_interfaces;
 using sd::detail::InterfaceVerdict;
@@ -59,7 +60,8 @@ RdmaPortFacts iwarp(const char *device, int netdev)
 
 std::array<uint8_t, 16> gid(uint8_t last)
 {
-	std::array<uint8_t, 16> g = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x02, 0xc9, 0x03, 0, 0, 0, last };
+	std::array<uint8_t, 16> g = { 0xfe, 0x80, 0,	0,    0, 0, 0, 0,
+				      0x00, 0x02, 0xc9, 0x03, 0, 0, 0, last };
 	return g;
 }
 
@@ -207,7 +209,8 @@ TEST(InterfaceRules, BondOverRocePorts)
 	EXPECT_EQ(m["bond0"].device, "mlx5_0");
 	EXPECT_EQ(m["bond0"].speed_bps, 50000000000ull);
 	EXPECT_FALSE(m["eth1"].capable);
-	EXPECT_NE(m["eth1"].reason.find("enslaved to bond0"), std::string::npos) << m["eth1"].reason;
+	EXPECT_NE(m["eth1"].reason.find("enslaved to bond0"), std::string::npos)
+		<< m["eth1"].reason;
 	EXPECT_FALSE(m["eth0"].capable);
 }
 
@@ -231,7 +234,8 @@ TEST(InterfaceRules, VlanOnBondOnRoce)
 TEST(InterfaceRules, SriovVfWithAndWithoutItsOwnRdmaDevice)
 {
 	Machine m;
-	m.netdevs = { loopback(), netdev(2, "ens1f0np0"), netdev(7, "ens1f0v0"), netdev(8, "ens1f0v1") };
+	m.netdevs = { loopback(), netdev(2, "ens1f0np0"), netdev(7, "ens1f0v0"),
+		      netdev(8, "ens1f0v1") };
 	m.ports = { roce("mlx5_0", 2, { 2 }), roce("mlx5_2", 7, { 7 }) };
 	m.judge();
 	EXPECT_TRUE(m["ens1f0np0"].capable);
@@ -323,7 +327,8 @@ TEST(InterfaceRules, SpeedPrefersTheNetdev)
 
 } // namespace
 
-namespace {
+namespace
+{
 
 TEST(InterfaceRules, GidTableIsReadOnlyWhereItDecides)
 {
@@ -369,7 +374,8 @@ TEST(InterfaceRules, UnreadGidTableNamesWhyAStackedDeviceIsNotCapable)
 	m.ports = { p };
 	m.judge();
 	EXPECT_EQ(m["eth0"].reason, "RoCE mlx5_0 port 1 on this interface");
-	EXPECT_NE(m["eth0.9"].reason.find("could not be read"), std::string::npos) << m["eth0.9"].reason;
+	EXPECT_NE(m["eth0.9"].reason.find("could not be read"), std::string::npos)
+		<< m["eth0.9"].reason;
 }
 
 } // namespace

@@ -7,7 +7,8 @@
 
 #include "rdma_register.h"
 
-namespace {
+namespace
+{
 
 using sd::detail::register_growing;
 
@@ -15,9 +16,9 @@ using sd::detail::register_growing;
 struct FakeKernel {
 	uint32_t needed = 1;
 	uint64_t id = 42;
-	int fail_with = 0;		 // after the room is right: this error
-	std::vector<uint32_t> rooms;	 // desc_count of every call
-	std::vector<uint32_t> answer;	 // desc_count to claim on ENOSPC, per call (overrides)
+	int fail_with = 0;	      // after the room is right: this error
+	std::vector<uint32_t> rooms;  // desc_count of every call
+	std::vector<uint32_t> answer; // desc_count to claim on ENOSPC, per call (overrides)
 
 	int operator()(struct smbdirect_register &r)
 	{

@@ -23,7 +23,8 @@ int main(int argc, char **argv)
 	auto got = sent ? s->recv(buf) : sent;
 	auto p = s->params();
 	if (!got || !p) {
-		std::fprintf(stderr, "client: %s\n", (!got ? got.error() : p.error()).message().c_str());
+		std::fprintf(stderr, "client: %s\n",
+			     (!got ? got.error() : p.error()).message().c_str());
 		return 1;
 	}
 	std::printf("client got \"%.*s\" over %s: max_fragmented_send_size %u, send credits %u\n",

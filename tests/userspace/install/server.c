@@ -23,7 +23,8 @@ int main(int argc, char **argv)
 	}
 	int lfd = smbdirect_parse_address(argv[1], argv[2], &ss, &len);
 	if (lfd == 0)
-		lfd = smbdirect_listen((struct sockaddr *)&ss, len, SOCK_SEQPACKET, SOCK_CLOEXEC, 1);
+		lfd = smbdirect_listen((struct sockaddr *)&ss, len, SOCK_SEQPACKET, SOCK_CLOEXEC,
+				       1);
 	if (lfd < 0) {
 		fprintf(stderr, "listen on %s port %s: %s\n", argv[1], argv[2], strerror(-lfd));
 		return 1;

@@ -54,7 +54,8 @@
 #include <unistd.h>
 #include <vector>
 
-namespace {
+namespace
+{
 
 struct Target {
 	const char *name; // rxe4, rxe6, siw4, siw6
@@ -90,14 +91,14 @@ std::string format(const char *fmt, ...)
 #define REQUIRE(cond, ...)                                                                         \
 	do {                                                                                       \
 		if (!(cond))                                                                       \
-			return format("line %d: ", __LINE__) + format(__VA_ARGS__);               \
+			return format("line %d: ", __LINE__) + format(__VA_ARGS__);                \
 	} while (0)
 // A C API call that must return >= 0.
 #define REQUIRE_OK(expr)                                                                           \
 	do {                                                                                       \
 		long _r = (long)(expr);                                                            \
 		if (_r < 0)                                                                        \
-			return format("line %d: %s: %s", __LINE__, #expr, strerror((int)-_r));    \
+			return format("line %d: %s: %s", __LINE__, #expr, strerror((int)-_r));     \
 	} while (0)
 #define TRY(expr)                                                                                  \
 	do {                                                                                       \
@@ -126,7 +127,8 @@ long vm_pin_kb()
 struct Buffer {
 	explicit Buffer(size_t n) : size(n)
 	{
-		void *p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
 		data = p == MAP_FAILED ? nullptr : static_cast<unsigned char *>(p);
 	}
 	~Buffer()
@@ -508,11 +510,11 @@ bool has_address(const smbdirect_interface &e, const char *text)
 		char buf[INET6_ADDRSTRLEN] = "";
 		const sockaddr_storage &a = e.addrs[i];
 		if (a.ss_family == AF_INET)
-			inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(&a)->sin_addr, buf,
-				  sizeof(buf));
+			inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(&a)->sin_addr,
+				  buf, sizeof(buf));
 		else
-			inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(&a)->sin6_addr, buf,
-				  sizeof(buf));
+			inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(&a)->sin6_addr,
+				  buf, sizeof(buf));
 		if (!strcmp(buf, text))
 			return true;
 	}
@@ -585,7 +587,8 @@ Verdict case_family_reload()
 			other = candidate;
 			break;
 		}
-	std::string load_other = "rmmod af_smbdirect && insmod " + ko + " family=" + std::to_string(other);
+	std::string load_other =
+		"rmmod af_smbdirect && insmod " + ko + " family=" + std::to_string(other);
 	std::string restore = "rmmod af_smbdirect 2>/dev/null; insmod " + ko;
 	if (system(load_other.c_str())) {
 		(void)!system(restore.c_str());
@@ -767,11 +770,10 @@ Verdict case_rdma(const Target &t)
 	struct iovec iov[2] = { { a.data, a.size }, { b.data + 100, 8000 } };
 	long pin0 = vm_pin_kb();
 	struct smbdirect_rdma_v1_registration reg;
-	REQUIRE_OK(smbdirect_rdma_v1_register(c, iov, 2,
-					      SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE,
-					      &reg));
-	REQUIRE(reg.id != 0 && reg.desc && reg.desc_count >= 2, "registration %" PRIu64 " %u", reg.id,
-		reg.desc_count);
+	REQUIRE_OK(smbdirect_rdma_v1_register(
+		c, iov, 2, SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE, &reg));
+	REQUIRE(reg.id != 0 && reg.desc && reg.desc_count >= 2, "registration %" PRIu64 " %u",
+		reg.id, reg.desc_count);
 	long pin1 = vm_pin_kb();
 	REQUIRE(pin1 - pin0 >= 256 + 8, "VmPin %ld -> %ld", pin0, pin1);
 	uint64_t total = 0;
@@ -784,7 +786,8 @@ Verdict case_rdma(const Target &t)
 	REQUIRE(recv_descriptors(s, d) == reg.desc_count, "descriptors arrived");
 	// READV: the server pulls the client's bytes.
 	Buffer in(a.size + 8192);
-	struct iovec into[2] = { { in.data, 100000 }, { in.data + 100000, a.size + 8000 - 100000 } };
+	struct iovec into[2] = { { in.data, 100000 },
+				 { in.data + 100000, a.size + 8000 - 100000 } };
 	ssize_t n = smbdirect_rdma_v1_readv(s, into, 2, d.data(), static_cast<uint32_t>(d.size()));
 	REQUIRE(n == static_cast<ssize_t>(a.size + 8000), "readv: %zd (%s)", n,
 		n < 0 ? strerror(static_cast<int>(-n)) : "");
@@ -925,7 +928,8 @@ Verdict case_cpp(const Target &t)
 	set_timeouts(client->fd());
 	set_timeouts(server->fd());
 	auto sp = server->params();
-	REQUIRE(sp && sp->keepalive_interval == 45, "accepted socket inherits the listener's options");
+	REQUIRE(sp && sp->keepalive_interval == 45,
+		"accepted socket inherits the listener's options");
 	auto cp = client->params();
 	REQUIRE(cp && cp->max_read_write_size <= (2u << 20) && cp->transport == t.transport,
 		"client params");
@@ -933,21 +937,25 @@ Verdict case_cpp(const Target &t)
 	Buffer a(256 * 1024);
 	long pin0 = vm_pin_kb();
 	{
-		auto reg = client->register_memory(std::span(reinterpret_cast<std::byte *>(a.data), a.size),
-						   SMBDIRECT_ACCESS_PEER_WRITE |
-							   SMBDIRECT_REG_REMOTE_INVALIDATE);
+		auto reg = client->register_memory(
+			std::span(reinterpret_cast<std::byte *>(a.data), a.size),
+			SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE);
 		REQUIRE(reg, "register: %s", reg.error().message().c_str());
 		REQUIRE(vm_pin_kb() - pin0 >= 256, "VmPin %ld -> %ld", pin0, vm_pin_kb());
 		sd::Registration moved = std::move(*reg);
 		REQUIRE(!reg->live() && moved.live(), "move");
 		auto desc = moved.descriptors();
-		REQUIRE_OK(send_descriptors(client->fd(), desc.data(), static_cast<uint32_t>(desc.size())));
+		REQUIRE_OK(send_descriptors(client->fd(), desc.data(),
+					    static_cast<uint32_t>(desc.size())));
 		std::vector<sd::Descriptor> d;
-		REQUIRE(recv_descriptors(server->fd(), d) == static_cast<long>(desc.size()), "descriptors");
+		REQUIRE(recv_descriptors(server->fd(), d) == static_cast<long>(desc.size()),
+			"descriptors");
 		Buffer out(a.size);
 		fill(out.data, out.size, 5);
-		auto w = server->rdma_write(std::span(reinterpret_cast<const std::byte *>(out.data), out.size), d);
-		REQUIRE(w && *w == a.size, "rdma_write: %s", w ? "short" : w.error().message().c_str());
+		auto w = server->rdma_write(
+			std::span(reinterpret_cast<const std::byte *>(out.data), out.size), d);
+		REQUIRE(w && *w == a.size, "rdma_write: %s",
+			w ? "short" : w.error().message().c_str());
 		const char done[] = "\0\0\0\4done";
 		auto sent = server->send_with_invalidate(
 			std::span(reinterpret_cast<const std::byte *>(done), 8), sd::token(d[0]));
@@ -956,19 +964,22 @@ Verdict case_cpp(const Target &t)
 		REQUIRE(recv_msg(client->fd(), buf, sizeof(buf)) == 4, "reply");
 		REQUIRE(check_fill(a.data, a.size, 5) < 0, "data");
 		auto inv = moved.deregister();
-		REQUIRE(inv && *inv && moved.remote_invalidated(), "deregister: peer invalidation not seen");
+		REQUIRE(inv && *inv && moved.remote_invalidated(),
+			"deregister: peer invalidation not seen");
 		REQUIRE(vm_pin_kb() == pin0, "VmPin after deregister");
 
 		// This one is left to the destructor.
-		auto held = client->register_memory(std::span(reinterpret_cast<std::byte *>(a.data), a.size),
-						    SMBDIRECT_ACCESS_PEER_READ);
+		auto held = client->register_memory(
+			std::span(reinterpret_cast<std::byte *>(a.data), a.size),
+			SMBDIRECT_ACCESS_PEER_READ);
 		REQUIRE(held && vm_pin_kb() - pin0 >= 256, "second registration");
 		// And the server reads the client's memory with rdma_read.
 		REQUIRE_OK(send_descriptors(client->fd(), held->descriptors().data(),
 					    static_cast<uint32_t>(held->descriptors().size())));
 		REQUIRE(recv_descriptors(server->fd(), d) > 0, "descriptors 2");
 		Buffer in(a.size);
-		auto r = server->rdma_read(std::span(reinterpret_cast<std::byte *>(in.data), in.size), d);
+		auto r = server->rdma_read(
+			std::span(reinterpret_cast<std::byte *>(in.data), in.size), d);
 		REQUIRE(r && *r == a.size && check_fill(in.data, in.size, 5) < 0, "rdma_read");
 	}
 	REQUIRE(vm_pin_kb() == pin0, "VmPin %ld after the scope, %ld before", vm_pin_kb(), pin0);
@@ -1126,8 +1137,8 @@ Verdict case_fork_child_registers(const Target &t)
 	close(verdict[0]);
 	int status = 0;
 	pid_t reaped = waitpid(-1, &status, 0);
-	REQUIRE(text.empty(), "child Y: %s%s%s", text.c_str(), mine.empty() ? "" : "; peer: ",
-		mine.c_str());
+	REQUIRE(text.empty(), "child Y: %s%s%s", text.c_str(),
+		mine.empty() ? "" : "; peer: ", mine.c_str());
 	TRY(mine);
 	REQUIRE(reaped > 0, "child Y was not reparented to us");
 	REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child Y status %#x", status);
@@ -1151,7 +1162,8 @@ Verdict case_fork_registration_owner(const Target &t)
 		long pin0 = vm_pin_kb();
 		struct iovec iov = { buf.data, n };
 		struct smbdirect_rdma_v1_registration reg;
-		REQUIRE_OK(smbdirect_rdma_v1_register(c, &iov, 1, SMBDIRECT_ACCESS_PEER_WRITE, &reg));
+		REQUIRE_OK(
+			smbdirect_rdma_v1_register(c, &iov, 1, SMBDIRECT_ACCESS_PEER_WRITE, &reg));
 		long pin1 = vm_pin_kb();
 		REQUIRE(pin1 - pin0 >= 64, "VmPin %ld -> %ld", pin0, pin1);
 		int to_b[2], to_a[2];
@@ -1175,8 +1187,8 @@ Verdict case_fork_registration_owner(const Target &t)
 		REQUIRE_OK(signal_fd(to_b[1]));
 		REQUIRE_OK(wait_fd(to_a[0]));
 		TRY(join(b, "child B"));
-		REQUIRE(vm_pin_kb() == pin0, "A's VmPin %ld after B deregistered, %ld before", vm_pin_kb(),
-			pin0);
+		REQUIRE(vm_pin_kb() == pin0, "A's VmPin %ld after B deregistered, %ld before",
+			vm_pin_kb(), pin0);
 		REQUIRE(smbdirect_rdma_v1_deregister(c, &reg) == -ENOENT, "already deregistered");
 		REQUIRE_OK(send_msg(c, "bye", 3));
 		return "";
@@ -1257,7 +1269,8 @@ Verdict case_scm_rights(const Target &t)
 		REQUIRE(recv_descriptors(c, d) > 0, "the peer's descriptors");
 		Buffer in(n);
 		struct iovec iov = { in.data, n };
-		ssize_t r = smbdirect_rdma_v1_readv(c, &iov, 1, d.data(), static_cast<uint32_t>(d.size()));
+		ssize_t r = smbdirect_rdma_v1_readv(c, &iov, 1, d.data(),
+						    static_cast<uint32_t>(d.size()));
 		REQUIRE(r == static_cast<ssize_t>(n), "readv: %zd", r);
 		REQUIRE(check_fill(in.data, n, 42) < 0, "readv data");
 		REQUIRE_OK(send_msg(c, "bye", 3));
@@ -1366,8 +1379,10 @@ bool run_case(int number, const Case &c)
 		if (ch == '\n' || ch == '#')
 			ch = ' ';
 	if (WIFSIGNALED(status)) {
-		printf("not ok %d %s # killed by signal %d%s\n", number, c.name.c_str(), WTERMSIG(status),
-		       WTERMSIG(status) == SIGALRM ? format(" (timeout %ds)", c.timeout_s).c_str() : "");
+		printf("not ok %d %s # killed by signal %d%s\n", number, c.name.c_str(),
+		       WTERMSIG(status),
+		       WTERMSIG(status) == SIGALRM ? format(" (timeout %ds)", c.timeout_s).c_str()
+						   : "");
 		return false;
 	}
 	if (text.rfind("SKIP: ", 0) == 0) {

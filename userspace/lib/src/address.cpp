@@ -12,7 +12,8 @@
 
 using namespace sd::detail;
 
-namespace {
+namespace
+{
 
 // "445" -> 445; digits only, at most 65535.
 int parse_port(const char *port) noexcept

@@ -13,9 +13,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
-namespace {
+namespace
+{
 
 // 0: not read yet (or the last read failed).
 std::atomic<int> cached_family{ 0 };
@@ -92,7 +94,8 @@ int smbdirect_family(void)
 
 } // extern "C"
 
-namespace {
+namespace
+{
 
 // snprintf into why, if the caller gave room.
 template <class... Args> void explain(char *why, size_t why_len, const char *fmt, Args... args)

@@ -6,7 +6,8 @@
 #ifndef SMBDIRECT_LIB_FAMILY_H
 #define SMBDIRECT_LIB_FAMILY_H
 
-namespace sd::detail {
+namespace sd::detail
+{
 
 // The family number in the file at path: a decimal number, optionally
 // followed by a newline. -ENOENT when the file does not exist or says 0

@@ -24,9 +24,11 @@
 #include <rdma/rdma_netlink.h>
 #include <unistd.h>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
-namespace {
+namespace
+{
 
 // libnl's error numbers are its own; callers get -errno.
 int nl_to_errno(int nlerr)
@@ -337,7 +339,8 @@ bool parse_gid(const std::string &text, std::array<uint8_t, 16> &gid)
 			int hi = hex_digit(text[at]), lo = hex_digit(text[at + 1]);
 			if (hi < 0 || lo < 0)
 				return false;
-			gid[static_cast<size_t>(group * 2 + half)] = static_cast<uint8_t>(hi << 4 | lo);
+			gid[static_cast<size_t>(group * 2 + half)] =
+				static_cast<uint8_t>(hi << 4 | lo);
 			at += 2;
 		}
 		if (group < 7 && text[at++] != ':')
@@ -363,12 +366,13 @@ RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &l
 	p.device = link.device;
 	p.port = link.port;
 	p.netdev = link.netdev;
-	std::string dir =
-		sys_root + "/class/infiniband/" + link.device + "/ports/" + std::to_string(link.port);
+	std::string dir = sys_root + "/class/infiniband/" + link.device + "/ports/" +
+			  std::to_string(link.port);
 
 	uint32_t node_type = link.node_type;
 	std::string text;
-	if (!node_type && read_text(sys_root + "/class/infiniband/" + link.device + "/node_type", text))
+	if (!node_type &&
+	    read_text(sys_root + "/class/infiniband/" + link.device + "/node_type", text))
 		node_type = static_cast<uint32_t>(std::strtoul(text.c_str(), nullptr, 10));
 	if (node_type == RDMA_NODE_RNIC) {
 		p.transport = SMBDIRECT_TRANSPORT_IWARP;
@@ -378,7 +382,8 @@ RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &l
 				      : text == "InfiniBand" ? SMBDIRECT_TRANSPORT_IB
 							     : 0;
 		else
-			p.transport = link.netdev > 0 ? SMBDIRECT_TRANSPORT_ROCE : SMBDIRECT_TRANSPORT_IB;
+			p.transport =
+				link.netdev > 0 ? SMBDIRECT_TRANSPORT_ROCE : SMBDIRECT_TRANSPORT_IB;
 	}
 
 	if (read_text(dir + "/rate", text))
@@ -407,7 +412,8 @@ RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &l
 			std::array<uint8_t, 16> gid;
 			if (!read_text(gids + "/" + entry, text) || !parse_gid(text, gid))
 				continue;
-			bool zero = std::all_of(gid.begin(), gid.end(), [](uint8_t b) { return !b; });
+			bool zero =
+				std::all_of(gid.begin(), gid.end(), [](uint8_t b) { return !b; });
 			if (!zero)
 				p.gids.push_back(gid);
 		}

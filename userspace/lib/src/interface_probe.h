@@ -14,7 +14,8 @@
 #include <sys/socket.h>
 #include <vector>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
 struct InterfaceAddress {
 	int ifindex = 0;
@@ -31,7 +32,7 @@ struct SystemFacts {
 struct RdmaPortLink {
 	std::string device;
 	uint32_t port = 0;
-	uint32_t node_type = 0;		// RDMA_NODE_*
+	uint32_t node_type = 0; // RDMA_NODE_*
 	int netdev = 0;
 };
 

@@ -8,9 +8,11 @@
 #include <linux/smbdirect.h>
 #include <net/if.h>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
-namespace {
+namespace
+{
 
 // Stacked devices deeper than this are not followed (and a loop of
 // IFLA_LINK/IFLA_MASTER, which rtnetlink never reports, ends).
@@ -134,7 +136,7 @@ bool ethernet_capable(std::span<const NetdevFacts> netdevs, const RdmaPortFacts 
 			return false;
 		reason = own ? "RoCE " + port_name(p) + " on this interface"
 			     : relation(netdevs, n, p.netdev) + ", in the GID table of RoCE " +
-				       port_name(p);
+					 port_name(p);
 		return true;
 	}
 	if (p.transport == SMBDIRECT_TRANSPORT_IWARP) {
@@ -143,7 +145,8 @@ bool ethernet_capable(std::span<const NetdevFacts> netdevs, const RdmaPortFacts 
 			return true;
 		}
 		if (n.kind == "vlan" && p.netdev > 0 && n.link == p.netdev) {
-			reason = relation(netdevs, n, p.netdev) + ", served by iWARP " + port_name(p);
+			reason = relation(netdevs, n, p.netdev) + ", served by iWARP " +
+				 port_name(p);
 			return true;
 		}
 	}
@@ -158,11 +161,12 @@ std::string not_capable_reason(std::span<const NetdevFacts> netdevs, const RdmaP
 	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
 		if (!p.gid_table_known)
 			return relation(netdevs, n, p.netdev) + " (RoCE " + port_name(p) +
-			       "): its GID table could not be read, so only " + name_of(netdevs, p.netdev) +
-			       " itself counts";
+			       "): its GID table could not be read, so only " +
+			       name_of(netdevs, p.netdev) + " itself counts";
 		if (own && n.master > 0)
-			return "enslaved to " + name_of(netdevs, n.master) + " and not in the GID table of RoCE " +
-			       port_name(p) + ": use the master's addresses";
+			return "enslaved to " + name_of(netdevs, n.master) +
+			       " and not in the GID table of RoCE " + port_name(p) +
+			       ": use the master's addresses";
 		return (own ? std::string("RoCE ") + port_name(p) + " on this interface"
 			    : relation(netdevs, n, p.netdev) + " (RoCE " + port_name(p) + ")") +
 		       ", but its GID table has no entry for it: rdma_cm cannot use its addresses";

@@ -34,42 +34,43 @@
 #include <string>
 #include <vector>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
 // One network device as rtnetlink describes it.
 struct NetdevFacts {
 	int ifindex = 0;
 	std::string name;
-	std::string kind;		// IFLA_INFO_KIND: "vlan", "bridge", "bond", "macvlan",
-					// "ipvlan", "veth", "ipoib", ... ("" for hardware)
-	unsigned arptype = 0;		// ARPHRD_*
-	unsigned flags = 0;		// IFF_*
-	int link = 0;			// IFLA_LINK: the lower device (VLAN, macvlan, IPoIB child)
-	int master = 0;			// IFLA_MASTER: the bridge or bond it is enslaved to
-	std::vector<uint8_t> hwaddr;	// IPoIB: 4 bytes QPN, then the port GID
-	int64_t speed_mbps = -1;	// /sys/class/net/<if>/speed; <= 0 unknown
+	std::string kind;	     // IFLA_INFO_KIND: "vlan", "bridge", "bond", "macvlan",
+				     // "ipvlan", "veth", "ipoib", ... ("" for hardware)
+	unsigned arptype = 0;	     // ARPHRD_*
+	unsigned flags = 0;	     // IFF_*
+	int link = 0;		     // IFLA_LINK: the lower device (VLAN, macvlan, IPoIB child)
+	int master = 0;		     // IFLA_MASTER: the bridge or bond it is enslaved to
+	std::vector<uint8_t> hwaddr; // IPoIB: 4 bytes QPN, then the port GID
+	int64_t speed_mbps = -1;     // /sys/class/net/<if>/speed; <= 0 unknown
 };
 
 // One port of an RDMA device as RDMA netlink and sysfs describe it.
 struct RdmaPortFacts {
-	std::string device;		// "mlx5_0", "rxe0", "siw1"
+	std::string device; // "mlx5_0", "rxe0", "siw1"
 	uint32_t port = 1;
-	uint32_t transport = 0;		// SMBDIRECT_TRANSPORT_*; 0 unknown
-	int netdev = 0;			// RDMA_NLDEV_ATTR_NDEV_INDEX; 0 none (IB)
-	bool gid_table_known = false;	// gid_netdevs was read (see gid_table_decides())
-	std::vector<int> gid_netdevs;	// RoCE: netdevs with an entry in the GID table
+	uint32_t transport = 0;			   // SMBDIRECT_TRANSPORT_*; 0 unknown
+	int netdev = 0;				   // RDMA_NLDEV_ATTR_NDEV_INDEX; 0 none (IB)
+	bool gid_table_known = false;		   // gid_netdevs was read (see gid_table_decides())
+	std::vector<int> gid_netdevs;		   // RoCE: netdevs with an entry in the GID table
 	std::vector<std::array<uint8_t, 16>> gids; // InfiniBand: the port's GIDs
-	uint64_t rate_bps = 0;		// the port's rate; 0 unknown
+	uint64_t rate_bps = 0;			   // the port's rate; 0 unknown
 };
 
 struct InterfaceVerdict {
 	int ifindex = 0;
-	bool capable = false;		// announce RDMA_CAPABLE
-	std::string device;		// the RDMA device serving it ("" none)
+	bool capable = false; // announce RDMA_CAPABLE
+	std::string device;   // the RDMA device serving it ("" none)
 	uint32_t port = 0;
-	uint32_t transport = 0;		// SMBDIRECT_TRANSPORT_*; 0 none
-	uint64_t speed_bps = 0;		// netdev speed, else the port's rate; 0 unknown
-	std::string reason;		// why it is (not) capable, for people
+	uint32_t transport = 0; // SMBDIRECT_TRANSPORT_*; 0 none
+	uint64_t speed_bps = 0; // netdev speed, else the port's rate; 0 unknown
+	std::string reason;	// why it is (not) capable, for people
 };
 
 // One verdict per netdev, in the order of netdevs.

@@ -13,7 +13,8 @@
 
 using namespace sd::detail;
 
-namespace {
+namespace
+{
 
 void copy_string(char *dst, size_t room, const std::string &src)
 {

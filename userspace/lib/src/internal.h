@@ -15,7 +15,8 @@
 #include <new>
 #include <utility>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
 // -errno of the last failed system call. Never 0: a call that failed
 // without setting errno still reports a failure.
@@ -40,7 +41,7 @@ template <class F> auto no_throw(F &&f) noexcept -> decltype(f())
 // Restores errno on scope exit: the library never changes errno as a side
 // effect callers could mistake for a result (close() in error paths).
 class ErrnoGuard {
-public:
+    public:
 	ErrnoGuard() noexcept : saved_(errno)
 	{
 	}
@@ -51,7 +52,7 @@ public:
 	ErrnoGuard(const ErrnoGuard &) = delete;
 	ErrnoGuard &operator=(const ErrnoGuard &) = delete;
 
-private:
+    private:
 	int saved_;
 };
 

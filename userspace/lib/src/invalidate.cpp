@@ -15,8 +15,7 @@ static_assert(CMSG_SPACE(sizeof(uint32_t)) == SMBDIRECT_CMSG_INVALIDATE_SPACE,
 
 extern "C" {
 
-int smbdirect_cmsg_invalidate(struct msghdr *msg, void *control, size_t control_len,
-			      uint32_t token)
+int smbdirect_cmsg_invalidate(struct msghdr *msg, void *control, size_t control_len, uint32_t token)
 {
 	if (!msg || !control)
 		return -EINVAL;

@@ -12,7 +12,8 @@
 
 using namespace sd::detail;
 
-namespace {
+namespace
+{
 
 // The checks of readv/writev before the system call, in the kernel's order
 // (EMSGSIZE before EFAULT).

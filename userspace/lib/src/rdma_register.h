@@ -14,7 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace sd::detail {
+namespace sd::detail
+{
 
 // Room of the first attempt: enough for the common SMB2 READ/WRITE buffer
 // (a few page-aligned segments), never more than a page of descriptors.
@@ -28,9 +29,8 @@ inline constexpr int register_attempts = 4;
 inline constexpr uint32_t register_max_descriptors =
 	SMBDIRECT_REG_MAX_BYTES / 4096 + SMBDIRECT_IOV_MAX;
 
-inline constexpr uint32_t register_flags = SMBDIRECT_ACCESS_PEER_READ |
-					   SMBDIRECT_ACCESS_PEER_WRITE |
-					   SMBDIRECT_REG_REMOTE_INVALIDATE;
+inline constexpr uint32_t register_flags =
+	SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE;
 
 // The checks smbdirect_rdma_v1_register() makes before any system call;
 // the errors are the kernel's for the same mistakes.
@@ -66,9 +66,9 @@ inline uint32_t register_first_room(int iov_count) noexcept
 // success *reg owns a malloc'ed descriptor array; on failure *reg is
 // zeroed and the ioctl's error returned (-ENOSPC if the kernel kept asking
 // for more room, or for more than any registration can need).
-template <class Ioctl>
-int register_growing(Ioctl &&ioctl, const struct iovec *iov, int iov_count, uint32_t flags,
-		     struct smbdirect_rdma_v1_registration *reg) noexcept
+template <class Ioctl> int register_growing(Ioctl &&ioctl, const struct iovec *iov, int iov_count,
+					    uint32_t flags,
+					    struct smbdirect_rdma_v1_registration *reg) noexcept
 {
 	std::memset(reg, 0, sizeof(*reg));
 	uint32_t room = register_first_room(iov_count);

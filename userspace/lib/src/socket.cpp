@@ -12,7 +12,8 @@
 
 using namespace sd::detail;
 
-namespace {
+namespace
+{
 
 constexpr int socket_flags = SOCK_CLOEXEC | SOCK_NONBLOCK;
 

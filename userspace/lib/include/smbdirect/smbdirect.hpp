@@ -47,15 +47,18 @@
 #include <expected>
 #endif
 
-namespace sd {
+namespace sd
+{
 
 // The two spellings of Result<T> would give inline functions of the same
 // name different return types: an inline namespace per spelling keeps a
 // program that mixes C++20 and C++23 translation units free of ODR clashes.
 #if defined(__cpp_lib_expected) && __cpp_lib_expected >= 202202L
-inline namespace expected_api {
+inline namespace expected_api
+{
 #else
-inline namespace result_api {
+inline namespace result_api
+{
 #endif
 
 // errno (positive or negative, as the C API returns it) as an error code.
@@ -73,7 +76,7 @@ using Unexpected = std::unexpected<std::error_code>;
 
 // What std::unexpected<std::error_code> is in C++23.
 class Unexpected {
-public:
+    public:
 	explicit Unexpected(std::error_code e) noexcept : error_(e)
 	{
 	}
@@ -82,13 +85,13 @@ public:
 		return error_;
 	}
 
-private:
+    private:
 	std::error_code error_;
 };
 
 // The subset of std::expected<T, std::error_code> this API uses.
 template <class T> class [[nodiscard]] Result {
-public:
+    public:
 	using value_type = T;
 	using error_type = std::error_code;
 
@@ -110,30 +113,30 @@ public:
 	{
 		return has_value();
 	}
-	T &value() & noexcept
+	T &value() &noexcept
 	{
 		check();
 		return *value_;
 	}
-	const T &value() const & noexcept
+	const T &value() const &noexcept
 	{
 		check();
 		return *value_;
 	}
-	T &&value() && noexcept
+	T &&value() &&noexcept
 	{
 		check();
 		return std::move(*value_);
 	}
-	T &operator*() & noexcept
+	T &operator*() &noexcept
 	{
 		return *value_;
 	}
-	const T &operator*() const & noexcept
+	const T &operator*() const &noexcept
 	{
 		return *value_;
 	}
-	T &&operator*() && noexcept
+	T &&operator*() &&noexcept
 	{
 		return std::move(*value_);
 	}
@@ -158,7 +161,7 @@ public:
 		return has_value() ? std::move(*value_) : static_cast<T>(std::forward<U>(other));
 	}
 
-private:
+    private:
 	void check() const noexcept
 	{
 		if (!value_)
@@ -170,7 +173,7 @@ private:
 };
 
 template <> class [[nodiscard]] Result<void> {
-public:
+    public:
 	using value_type = void;
 	using error_type = std::error_code;
 
@@ -200,7 +203,7 @@ public:
 		return error_;
 	}
 
-private:
+    private:
 	bool ok_ = true;
 	std::error_code error_;
 };
@@ -217,7 +220,8 @@ inline Unexpected fail(int e) noexcept
 	return Unexpected(errno_code(e));
 }
 
-namespace detail {
+namespace detail
+{
 
 inline Result<void> check(long ret) noexcept
 {
@@ -329,7 +333,7 @@ struct Options {
 	std::optional<uint32_t> max_fragmented_size;
 	std::optional<uint32_t> max_read_write_size;
 	std::optional<uint32_t> keepalive_interval; // seconds; 0 off
-	int flags = SOCK_CLOEXEC;		     // | SOCK_NONBLOCK
+	int flags = SOCK_CLOEXEC;		    // | SOCK_NONBLOCK
 };
 
 class Socket;
@@ -339,13 +343,13 @@ class Socket;
 // Memory the peer may RDMA-read or -write, until deregister() or the
 // destructor (see the top of this file for lifetime rules).
 class Registration {
-public:
+    public:
 	Registration() noexcept = default;
 	Registration(const Registration &) = delete;
 	Registration &operator=(const Registration &) = delete;
 	Registration(Registration &&o) noexcept
-		: fd_(o.fd_), inode_(o.inode_), pid_(o.pid_), reg_(std::exchange(o.reg_, {})),
-		  remote_invalidated_(o.remote_invalidated_)
+	    : fd_(o.fd_), inode_(o.inode_), pid_(o.pid_), reg_(std::exchange(o.reg_, {})),
+	      remote_invalidated_(o.remote_invalidated_)
 	{
 	}
 	Registration &operator=(Registration &&o) noexcept
@@ -425,10 +429,10 @@ public:
 		return remote_invalidated_;
 	}
 
-private:
+    private:
 	friend class Socket;
 	Registration(int fd, const smbdirect_rdma_v1_registration &reg) noexcept
-		: fd_(fd), inode_(detail::socket_inode(fd)), pid_(::getpid()), reg_(reg)
+	    : fd_(fd), inode_(detail::socket_inode(fd)), pid_(::getpid()), reg_(reg)
 	{
 	}
 
@@ -464,7 +468,7 @@ private:
 
 // A connected (or not yet connected) SMB-Direct socket; owns its fd.
 class Socket {
-public:
+    public:
 	Socket() noexcept = default;
 	explicit Socket(int fd) noexcept : fd_(fd)
 	{
@@ -599,7 +603,8 @@ public:
 	}
 
 	// --- messages ---
-	Result<size_t> send(std::span<const std::byte> data, int flags = MSG_NOSIGNAL) const noexcept
+	Result<size_t> send(std::span<const std::byte> data,
+			    int flags = MSG_NOSIGNAL) const noexcept
 	{
 		ssize_t n = ::send(fd_, data.data(), data.size(), flags);
 		return n >= 0 ? Result<size_t>(static_cast<size_t>(n)) : fail(detail::last_errno());
@@ -655,10 +660,9 @@ public:
 	Result<size_t> rdma_read(std::span<const iovec> local,
 				 std::span<const Descriptor> remote) const noexcept
 	{
-		return detail::bytes(smbdirect_rdma_v1_readv(fd_, local.data(),
-							     static_cast<int>(local.size()),
-							     remote.data(),
-							     static_cast<uint32_t>(remote.size())));
+		return detail::bytes(smbdirect_rdma_v1_readv(
+			fd_, local.data(), static_cast<int>(local.size()), remote.data(),
+			static_cast<uint32_t>(remote.size())));
 	}
 	Result<size_t> rdma_read(std::span<std::byte> local,
 				 std::span<const Descriptor> remote) const noexcept
@@ -670,10 +674,9 @@ public:
 	Result<size_t> rdma_write(std::span<const iovec> local,
 				  std::span<const Descriptor> remote) const noexcept
 	{
-		return detail::bytes(smbdirect_rdma_v1_writev(fd_, local.data(),
-							      static_cast<int>(local.size()),
-							      remote.data(),
-							      static_cast<uint32_t>(remote.size())));
+		return detail::bytes(smbdirect_rdma_v1_writev(
+			fd_, local.data(), static_cast<int>(local.size()), remote.data(),
+			static_cast<uint32_t>(remote.size())));
 	}
 	Result<size_t> rdma_write(std::span<const std::byte> local,
 				  std::span<const Descriptor> remote) const noexcept
@@ -682,13 +685,13 @@ public:
 		return rdma_write(std::span<const iovec>(&v, 1), remote);
 	}
 
-private:
+    private:
 	int fd_ = -1;
 };
 
 // A listening SMB-Direct socket; owns its fd.
 class Listener {
-public:
+    public:
 	Listener() noexcept = default;
 	explicit Listener(int fd) noexcept : socket_(fd)
 	{
@@ -748,7 +751,7 @@ public:
 		return socket_;
 	}
 
-private:
+    private:
 	Socket socket_;
 };
 
@@ -781,8 +784,8 @@ inline Result<Socket> connect(const char *host, const char *port, int type = SOC
 }
 
 // socket + options + bind + listen.
-inline Result<Listener> listen(const Address &local, int type = SOCK_STREAM,
-			       const Options &o = {}, int backlog = 16) noexcept
+inline Result<Listener> listen(const Address &local, int type = SOCK_STREAM, const Options &o = {},
+			       int backlog = 16) noexcept
 {
 	auto s = Socket::create(local.family(), type, o.flags);
 	if (!s)

@@ -114,10 +114,10 @@ struct smbdirect_params {
 	__u32 max_read_write_size;
 	__u32 send_credit_target;	/* what the peer asked of us */
 	__u32 receive_credit_max;	/* receives we keep posted */
-	__u32 initiator_depth;		/* RDMA reads we issue at once: at most
-					 * what the peer serves (0: none) */
-	__u32 responder_resources;	/* RDMA reads we serve at once: at most
-					 * what the peer issues */
+	/* RDMA reads we issue at once: at most what the peer serves (0: none) */
+	__u32 initiator_depth;
+	/* RDMA reads we serve at once: at most what the peer issues */
+	__u32 responder_resources;
 	__u32 keepalive_interval;	/* seconds; 0 off */
 	__u32 transport;		/* SMBDIRECT_TRANSPORT_* */
 	__u32 reserved;

@@ -24,6 +24,9 @@ BUILD ?= $(ROOT)/build
 PREFIX ?= /usr/local
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VM_KERNELS ?= 6.12 7.2
+# The kernels that also run the user-space and SMB-stack suites.
+USERSPACE_KERNELS ?= 7.2
+export USERSPACE_KERNELS
 RESULTS := $(BUILD)/results.txt
 export SMBDIRECT_RESULTS := $(RESULTS)
 

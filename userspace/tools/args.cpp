@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "args.hpp"
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 bool ParsedArgs::has(std::string_view name) const
 {
@@ -31,7 +32,8 @@ std::vector<std::string> ParsedArgs::values(std::string_view name) const
 	return v;
 }
 
-namespace {
+namespace
+{
 
 /* An exact match wins; else a prefix that names exactly one option. */
 const OptionSpec *find_long(std::string_view name, std::span<const OptionSpec> specs,
@@ -99,7 +101,8 @@ ParseResult parse_args(std::span<char *const> argv, std::span<const OptionSpec> 
 				continue;
 			}
 			if (eq != std::string_view::npos) {
-				r.args.options.push_back({ s->long_name, std::string(body.substr(eq + 1)) });
+				r.args.options.push_back(
+					{ s->long_name, std::string(body.substr(eq + 1)) });
 				continue;
 			}
 			if (i + 1 >= argv.size()) {
@@ -122,7 +125,8 @@ ParseResult parse_args(std::span<char *const> argv, std::span<const OptionSpec> 
 				continue;
 			}
 			if (k + 1 < a.size()) {
-				r.args.options.push_back({ s->long_name, std::string(a.substr(k + 1)) });
+				r.args.options.push_back(
+					{ s->long_name, std::string(a.substr(k + 1)) });
 			} else if (i + 1 < argv.size()) {
 				r.args.options.push_back({ s->long_name, argv[++i] });
 			} else {

@@ -17,7 +17,8 @@
 #include <string_view>
 #include <vector>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 struct OptionSpec {
 	std::string_view long_name; /* without "--" */
@@ -26,7 +27,7 @@ struct OptionSpec {
 };
 
 class ParsedArgs {
-public:
+    public:
 	struct Option {
 		std::string_view name; /* the spec's long name */
 		std::string value;

@@ -26,13 +26,14 @@
 
 using namespace sd::tool;
 
-namespace {
+namespace
+{
 
 constexpr std::string_view cmd = "cat";
 
 constexpr OptionSpec specs[] = {
-	{ "listen", 'l', false }, { "send", 0, false },	    { "recv", 0, false },
-	{ "rdma", 0, false },	  { "block", 'b', true },   { "buffers", 0, true },
+	{ "listen", 'l', false }, { "send", 0, false },	     { "recv", 0, false },
+	{ "rdma", 0, false },	  { "block", 'b', true },    { "buffers", 0, true },
 	{ "progress", 0, false }, { "verbose", 'v', false }, { "json", 'j', false },
 	{ "set", 'o', true },
 };
@@ -89,12 +90,12 @@ struct Transfer {
 
 /* An anonymous mapping, unmapped when it goes. */
 class Mapping {
-public:
+    public:
 	Mapping() = default;
 	Mapping(const Mapping &) = delete;
 	Mapping &operator=(const Mapping &) = delete;
 	Mapping(Mapping &&o) noexcept
-		: p_(std::exchange(o.p_, nullptr)), len_(std::exchange(o.len_, 0))
+	    : p_(std::exchange(o.p_, nullptr)), len_(std::exchange(o.len_, 0))
 	{
 	}
 	~Mapping()
@@ -117,14 +118,14 @@ public:
 		return static_cast<uint8_t *>(p_);
 	}
 
-private:
+    private:
 	void *p_ = nullptr;
 	size_t len_ = 0;
 };
 
 /* The receiver's registrations, deregistered when it goes. */
 class Registrations {
-public:
+    public:
 	explicit Registrations(int fd) : fd_(fd)
 	{
 	}
@@ -160,7 +161,7 @@ public:
 		return first;
 	}
 
-private:
+    private:
 	int fd_;
 	std::vector<smbdirect_rdma_v1_registration> regs_;
 };
@@ -169,8 +170,8 @@ private:
 int fail(int fd, std::string_view role, std::string_view object, std::error_code ec)
 {
 	print_error(cmd, object, ec);
-	send_error_message(fd, std::string(role) + ": " + std::string(object) + ": " +
-				       ec.message());
+	send_error_message(fd,
+			   std::string(role) + ": " + std::string(object) + ": " + ec.message());
 	return exit_error;
 }
 
@@ -193,8 +194,8 @@ int unexpected(int fd, const wire::Reader &r, size_t bytes, std::string_view wai
 		print_message(cmd, "peer: " + copy.rest_text());
 		return exit_error;
 	}
-	return protocol_error(fd, "unexpected " + wire::type_name(r.type()) + " message while waiting for " +
-					  std::string(waiting_for));
+	return protocol_error(fd, "unexpected " + wire::type_name(r.type()) +
+					  " message while waiting for " + std::string(waiting_for));
 }
 
 std::error_code receive_checked(int fd, std::vector<uint8_t> &buf, Received &got)
@@ -227,7 +228,8 @@ int send_messages(int fd, const Config &cfg, Transfer &t, Progress &progress)
 		if (message_waiting(fd)) {
 			if ((ec = receive_checked(fd, ctl, got)))
 				return fail(fd, "sender", "receive from " + t.peer, ec);
-			return unexpected(fd, wire::Reader(ctl), got.bytes, "the end of the stream");
+			return unexpected(fd, wire::Reader(ctl), got.bytes,
+					  "the end of the stream");
 		}
 		ec = send_message(fd, wire::Type::Data, std::span<const uint8_t>(buf.data(), n));
 		if (ec)
@@ -242,8 +244,8 @@ int send_messages(int fd, const Config &cfg, Transfer &t, Progress &progress)
 int receive_messages(int fd, Transfer &t, Progress &progress)
 {
 	/* The largest message the peer may send us, its type included. */
-	std::vector<uint8_t> buf(std::max<size_t>(t.params.max_fragmented_receive_size,
-						  wire::max_control_size));
+	std::vector<uint8_t> buf(
+		std::max<size_t>(t.params.max_fragmented_receive_size, wire::max_control_size));
 	Received got;
 
 	for (;;) {
@@ -267,9 +269,10 @@ int receive_messages(int fd, Transfer &t, Progress &progress)
 			if (!r.ok_and_done())
 				return protocol_error(fd, "malformed END_ message");
 			if (total != t.bytes)
-				return protocol_error(fd, "the sender sent " + std::to_string(total) +
-								  " bytes, " + std::to_string(t.bytes) +
-								  " arrived");
+				return protocol_error(fd,
+						      "the sender sent " + std::to_string(total) +
+							      " bytes, " + std::to_string(t.bytes) +
+							      " arrived");
 			return 0;
 		}
 		return unexpected(fd, r, got.bytes, "the end of the stream");
@@ -292,7 +295,8 @@ int receive_rdma(int fd, const Config &cfg, Transfer &t, Progress &progress)
 			return fail(fd, "receiver", "buffer of " + format_bytes(size), ec);
 		int rc = regs.add(buffers[i].data(), size);
 		if (rc < 0)
-			return fail(fd, "receiver", "register " + format_bytes(size), errno_code(rc));
+			return fail(fd, "receiver", "register " + format_bytes(size),
+				    errno_code(rc));
 		wire::Writer w(wire::Type::Buffer);
 		w.u32(i).u32(t.buffer_size).u32(regs[i].desc_count);
 		w.descriptors({ regs[i].desc, regs[i].desc_count });
@@ -311,7 +315,8 @@ int receive_rdma(int fd, const Config &cfg, Transfer &t, Progress &progress)
 		if (got.bytes && r.is(wire::Type::Written)) {
 			uint32_t index = r.u32(), bytes = r.u32();
 			if (!r.ok_and_done() || !book.written(index, bytes))
-				return protocol_error(fd, "WRTN of a buffer the sender does not hold");
+				return protocol_error(fd,
+						      "WRTN of a buffer the sender does not hold");
 			if ((ec = write_all(STDOUT_FILENO, buffers[index].data(), bytes)))
 				return fail(fd, "receiver", "stdout", ec);
 			t.bytes += bytes;
@@ -329,9 +334,10 @@ int receive_rdma(int fd, const Config &cfg, Transfer &t, Progress &progress)
 			if (!r.ok_and_done())
 				return protocol_error(fd, "malformed END_ message");
 			if (total != t.bytes)
-				return protocol_error(fd, "the sender wrote " + std::to_string(total) +
-								  " bytes, " + std::to_string(t.bytes) +
-								  " were announced");
+				return protocol_error(fd,
+						      "the sender wrote " + std::to_string(total) +
+							      " bytes, " + std::to_string(t.bytes) +
+							      " were announced");
 			/* No RDMA WRITE can reach the buffers after this. */
 			int rc = regs.release();
 			if (rc < 0)
@@ -348,7 +354,7 @@ struct RemoteBuffer {
 };
 
 class RdmaSender {
-public:
+    public:
 	RdmaSender(int fd, Transfer &t) : fd_(fd), t_(t)
 	{
 	}
@@ -410,13 +416,15 @@ public:
 			granted_.pop_front();
 			const RemoteBuffer &b = remote_[index];
 			iovec iov = { local.data(), n };
-			ssize_t moved = smbdirect_rdma_v1_writev(fd_, &iov, 1, b.desc.data(),
-								 static_cast<uint32_t>(b.desc.size()));
+			ssize_t moved = smbdirect_rdma_v1_writev(
+				fd_, &iov, 1, b.desc.data(), static_cast<uint32_t>(b.desc.size()));
 			if (moved < 0)
-				return fail(fd_, "sender", "RDMA write to " + t_.peer, errno_code(moved));
+				return fail(fd_, "sender", "RDMA write to " + t_.peer,
+					    errno_code(moved));
 			if (static_cast<size_t>(moved) != n)
-				return protocol_error(fd_, "RDMA write moved " + std::to_string(moved) +
-								   " of " + std::to_string(n) + " bytes");
+				return protocol_error(fd_, "RDMA write moved " +
+								   std::to_string(moved) + " of " +
+								   std::to_string(n) + " bytes");
 			wire::Writer w(wire::Type::Written);
 			w.u32(index).u32(static_cast<uint32_t>(n));
 			if ((ec = send_message(fd_, w)))
@@ -427,7 +435,7 @@ public:
 		}
 	}
 
-private:
+    private:
 	int fd_;
 	Transfer &t_;
 	std::vector<uint8_t> ctl_;
@@ -457,8 +465,9 @@ int finish_sending(int fd, Transfer &t)
 		if (got.bytes && r.is(wire::Type::Done)) {
 			uint64_t total = r.u64();
 			if (!r.ok_and_done() || total != t.bytes)
-				return protocol_error(fd, "the receiver confirmed " + std::to_string(total) +
-								  " of " + std::to_string(t.bytes) + " bytes");
+				return protocol_error(
+					fd, "the receiver confirmed " + std::to_string(total) +
+						    " of " + std::to_string(t.bytes) + " bytes");
 			return 0;
 		}
 		return unexpected(fd, r, got.bytes, "the receiver's confirmation");
@@ -579,7 +588,8 @@ int transfer(int fd, const Config &cfg, Transfer &t)
 		if (!rc)
 			rc = finish_sending(fd, t);
 	} else {
-		rc = cfg.rdma ? receive_rdma(fd, cfg, t, progress) : receive_messages(fd, t, progress);
+		rc = cfg.rdma ? receive_rdma(fd, cfg, t, progress)
+			      : receive_messages(fd, t, progress);
 		if (!rc)
 			rc = finish_receiving(fd, t);
 	}
@@ -613,7 +623,8 @@ bool parse_config(const ParsedArgs &args, Config &cfg, int &rc)
 	if (auto b = args.value("buffers")) {
 		auto v = parse_uint(*b, 2, 64);
 		if (!v) {
-			rc = usage_error(cmd, "--buffers '" + *b + "' is not a number from 2 to 64");
+			rc = usage_error(cmd,
+					 "--buffers '" + *b + "' is not a number from 2 to 64");
 			return false;
 		}
 		cfg.buffers = static_cast<uint32_t>(*v);

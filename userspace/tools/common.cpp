@@ -11,13 +11,13 @@
 
 #include "units.hpp"
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 void print_error(std::string_view cmd, std::string_view object, std::error_code ec)
 {
-	std::fprintf(stderr, "smbdirect %.*s: %.*s: %s\n", static_cast<int>(cmd.size()),
-		     cmd.data(), static_cast<int>(object.size()), object.data(),
-		     ec.message().c_str());
+	std::fprintf(stderr, "smbdirect %.*s: %.*s: %s\n", static_cast<int>(cmd.size()), cmd.data(),
+		     static_cast<int>(object.size()), object.data(), ec.message().c_str());
 }
 
 void print_message(std::string_view cmd, std::string_view message)
@@ -35,8 +35,8 @@ int usage_error(std::string_view cmd, std::string_view message)
 }
 
 bool parse_command_line(std::string_view cmd, int argc, char **argv,
-			std::span<const OptionSpec> specs, std::string_view help,
-			ParsedArgs &out, int &exit_code)
+			std::span<const OptionSpec> specs, std::string_view help, ParsedArgs &out,
+			int &exit_code)
 {
 	std::vector<OptionSpec> all(specs.begin(), specs.end());
 	all.push_back({ "help", 'h', false });
@@ -123,8 +123,8 @@ bool parse_endpoint(std::string_view cmd, const std::string &host, const std::st
 	return true;
 }
 
-bool parse_settings(std::string_view cmd, const ParsedArgs &args,
-		    std::vector<OptionSetting> &out, int &rc)
+bool parse_settings(std::string_view cmd, const ParsedArgs &args, std::vector<OptionSetting> &out,
+		    int &rc)
 {
 	for (const auto &text : args.values("set")) {
 		std::string error;
@@ -138,7 +138,8 @@ bool parse_settings(std::string_view cmd, const ParsedArgs &args,
 	return true;
 }
 
-namespace {
+namespace
+{
 
 /* A new socket with the options set; errors printed. */
 Fd socket_with(std::string_view cmd, const Endpoint &ep, int type,
@@ -209,7 +210,8 @@ bool connection_parameters(std::string_view cmd, int fd, smbdirect_params &p)
 	return true;
 }
 
-namespace {
+namespace
+{
 
 std::error_code sendmsg_all(int fd, iovec *iov, int count)
 {
@@ -332,8 +334,7 @@ std::error_code read_some(int fd, uint8_t *buf, size_t len, size_t &got)
 }
 
 Progress::Progress(bool enabled, bool terminal, std::string label)
-	: enabled_(enabled), terminal_(terminal), label_(std::move(label)),
-	  start_(now_seconds())
+    : enabled_(enabled), terminal_(terminal), label_(std::move(label)), start_(now_seconds())
 {
 }
 
@@ -350,9 +351,8 @@ void Progress::update(uint64_t bytes)
 void Progress::print(uint64_t bytes, double t)
 {
 	double el = t - start_;
-	std::string line = label_ + " " + std::to_string(bytes) + " bytes (" +
-			   format_bytes(bytes) + ")  " +
-			   format_rate(el > 0 ? static_cast<double>(bytes) / el : 0);
+	std::string line = label_ + " " + std::to_string(bytes) + " bytes (" + format_bytes(bytes) +
+			   ")  " + format_rate(el > 0 ? static_cast<double>(bytes) / el : 0);
 
 	if (terminal_)
 		std::fprintf(stderr, "\r%-60s", line.c_str());

@@ -23,7 +23,8 @@
 #include "socket_options.hpp"
 #include "wire.hpp"
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 /* iproute2 / rdma-tool habits. */
 constexpr int exit_ok = 0;
@@ -49,8 +50,8 @@ int usage_error(std::string_view cmd, std::string_view message);
  * sets *exit_code = 2. Returns whether the command should go on.
  */
 bool parse_command_line(std::string_view cmd, int argc, char **argv,
-			std::span<const OptionSpec> specs, std::string_view help,
-			ParsedArgs &out, int &exit_code);
+			std::span<const OptionSpec> specs, std::string_view help, ParsedArgs &out,
+			int &exit_code);
 
 /*
  * false (having printed "smbdirect CMD: af_smbdirect is not loaded:
@@ -61,7 +62,7 @@ bool module_available(std::string_view cmd);
 
 /* Owns a file descriptor. */
 class Fd {
-public:
+    public:
 	Fd() = default;
 	explicit Fd(int fd) : fd_(fd)
 	{
@@ -84,7 +85,7 @@ public:
 	}
 	void reset(int fd = -1);
 
-private:
+    private:
 	int fd_ = -1;
 };
 
@@ -105,8 +106,8 @@ bool parse_endpoint(std::string_view cmd, const std::string &host, const std::st
 		    Endpoint &out);
 
 /* Every -o/--set of args, parsed; a usage error printed (rc = 2) if one is bad. */
-bool parse_settings(std::string_view cmd, const ParsedArgs &args,
-		    std::vector<OptionSetting> &out, int &rc);
+bool parse_settings(std::string_view cmd, const ParsedArgs &args, std::vector<OptionSetting> &out,
+		    int &rc);
 
 /*
  * A connected socket of type (SOCK_SEQPACKET / SOCK_STREAM) with the
@@ -160,13 +161,13 @@ std::error_code read_some(int fd, uint8_t *buf, size_t len, size_t &got);
  * place on a terminal (every 0.5 s), one line a second otherwise.
  */
 class Progress {
-public:
+    public:
 	Progress(bool enabled, bool terminal, std::string label);
 	void update(uint64_t bytes);
 	/* The last line, and a newline on a terminal. */
 	void finish(uint64_t bytes);
 
-private:
+    private:
 	void print(uint64_t bytes, double now);
 	bool enabled_;
 	bool terminal_;

@@ -20,7 +20,8 @@
 
 using namespace sd::tool;
 
-namespace {
+namespace
+{
 
 constexpr OptionSpec specs[] = {
 	{ "json", 'j', false },
@@ -66,7 +67,7 @@ std::string speed_text(uint64_t bps)
 }
 
 class InterfaceList {
-public:
+    public:
 	~InterfaceList()
 	{
 		if (list_)
@@ -82,7 +83,7 @@ public:
 		return { list_, count_ > 0 ? static_cast<size_t>(count_) : 0 };
 	}
 
-private:
+    private:
 	smbdirect_interface *list_ = nullptr;
 	int count_ = 0;
 };

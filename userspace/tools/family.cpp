@@ -13,7 +13,8 @@
 
 using namespace sd::tool;
 
-namespace {
+namespace
+{
 
 constexpr OptionSpec specs[] = {
 	{ "json", 'j', false },

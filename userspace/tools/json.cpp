@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
-namespace {
+namespace
+{
 
 /* Length of the valid UTF-8 sequence at s[i], or 0 if it is not one. */
 size_t utf8_sequence(std::string_view s, size_t i)
@@ -189,7 +191,10 @@ JsonWriter &JsonWriter::value(double v, int decimals)
 		return null();
 	before_value();
 	char buf[400]; /* DBL_MAX has 309 digits */
-	std::snprintf(buf, sizeof(buf), "%.*f", decimals < 0 ? 0 : decimals > 17 ? 17 : decimals,
+	std::snprintf(buf, sizeof(buf), "%.*f",
+		      decimals < 0    ? 0
+		      : decimals > 17 ? 17
+				      : decimals,
 		      v);
 	/* "-0.000" is valid JSON but reads oddly. */
 	std::string_view text = buf;

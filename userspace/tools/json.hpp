@@ -13,10 +13,11 @@
 #include <string_view>
 #include <vector>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 class JsonWriter {
-public:
+    public:
 	JsonWriter &begin_object();
 	JsonWriter &end_object();
 	JsonWriter &begin_array();
@@ -81,7 +82,7 @@ public:
 	/* The escaped form of s with its quotes, as written by value(s). */
 	static std::string quote(std::string_view s);
 
-private:
+    private:
 	JsonWriter &write_signed(long long v);
 	JsonWriter &write_unsigned(unsigned long long v);
 	void before_value();

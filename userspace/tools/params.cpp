@@ -27,13 +27,14 @@
 
 using namespace sd::tool;
 
-namespace {
+namespace
+{
 
 constexpr const char *module_parameters = "/sys/module/af_smbdirect/parameters";
 
 constexpr OptionSpec specs[] = {
-	{ "json", 'j', false },   { "listen", 'l', false }, { "once", 0, false },
-	{ "set", 'o', true },	  { "verbose", 'v', false },
+	{ "json", 'j', false }, { "listen", 'l', false },  { "once", 0, false },
+	{ "set", 'o', true },	{ "verbose", 'v', false },
 };
 
 constexpr std::string_view help =
@@ -118,7 +119,8 @@ void print_params(const smbdirect_params &p, const std::string &local, const std
 	if (json) {
 		JsonWriter j;
 		j.begin_object().member("local", local).member("peer", peer);
-		j.member("version", version).member("transport", smbdirect_transport_name(p.transport));
+		j.member("version", version)
+			.member("transport", smbdirect_transport_name(p.transport));
 		for (const auto &[name, v] : fields)
 			j.member(name, v);
 		j.end_object();
@@ -188,10 +190,11 @@ int serve(const Endpoint &ep, const std::vector<OptionSetting> &settings, const 
 			if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 				continue;
 			if (verbose)
-				print_message("params", names[i - 1] + " closed" +
-								(n < 0 ? std::string(": ") +
-										 std::strerror(errno)
-								       : ""));
+				print_message(
+					"params",
+					names[i - 1] + " closed" +
+						(n < 0 ? std::string(": ") + std::strerror(errno)
+						       : ""));
 			clients.erase(clients.begin() + static_cast<long>(i - 1));
 			names.erase(names.begin() + static_cast<long>(i - 1));
 			if (once)
@@ -244,7 +247,8 @@ int sd_cmd_params(int argc, char **argv)
 	if (args.has("once") && !listening)
 		return usage_error("params", "--once needs -l");
 	Endpoint ep;
-	if (!pos.empty() && !parse_endpoint("params", pos.size() == 2 ? pos[0] : "", pos.back(), ep))
+	if (!pos.empty() &&
+	    !parse_endpoint("params", pos.size() == 2 ? pos[0] : "", pos.back(), ep))
 		return exit_usage;
 	if (!module_available("params"))
 		return exit_error;

@@ -34,13 +34,14 @@
 
 using namespace sd::tool;
 
-namespace {
+namespace
+{
 
 constexpr std::string_view cmd = "perf";
 
 constexpr OptionSpec specs[] = {
-	{ "listen", 'l', false }, { "once", 0, false },	   { "test", 't', true },
-	{ "size", 's', true },	  { "time", 'D', true },   { "iters", 'n', true },
+	{ "listen", 'l', false }, { "once", 0, false },	     { "test", 't', true },
+	{ "size", 's', true },	  { "time", 'D', true },     { "iters", 'n', true },
 	{ "json", 'j', false },	  { "verbose", 'v', false }, { "set", 'o', true },
 };
 
@@ -71,7 +72,13 @@ constexpr std::string_view help =
 	"  -v, --verbose      server: say when listening and what each client did\n"
 	"  -h, --help         this text\n";
 
-enum class Test : uint32_t { Send = 1, Latency = 2, Read = 3, Write = 4, Register = 5 };
+enum class Test : uint32_t {
+	Send = 1,
+	Latency = 2,
+	Read = 3,
+	Write = 4,
+	Register = 5
+};
 
 struct TestName {
 	std::string_view name;
@@ -121,7 +128,7 @@ bool check(const uint8_t *p, size_t size, unsigned seed)
 constexpr unsigned read_seed = 0x52, write_seed = 0x57;
 
 class Buffer {
-public:
+    public:
 	Buffer() = default;
 	Buffer(const Buffer &) = delete;
 	Buffer &operator=(const Buffer &) = delete;
@@ -145,13 +152,13 @@ public:
 		return static_cast<uint8_t *>(p_);
 	}
 
-private:
+    private:
 	void *p_ = nullptr;
 	size_t len_ = 0;
 };
 
 class Registration {
-public:
+    public:
 	explicit Registration(int fd) : fd_(fd)
 	{
 	}
@@ -181,7 +188,7 @@ public:
 		return { reg_.desc, reg_.desc_count };
 	}
 
-private:
+    private:
 	int fd_;
 	smbdirect_rdma_v1_registration reg_{};
 	bool live_ = false;
@@ -263,8 +270,8 @@ int serve_client(const Session &s)
 		return failed("send", ec);
 
 	/* Messages of any size up to our limit: send and latency data, then END_. */
-	std::vector<uint8_t> msg(std::max<size_t>(p.max_fragmented_receive_size,
-						  wire::max_control_size));
+	std::vector<uint8_t> msg(
+		std::max<size_t>(p.max_fragmented_receive_size, wire::max_control_size));
 	uint64_t messages = 0, bytes = 0;
 	for (;;) {
 		if ((ec = receive_into(s.fd, msg, got)))
@@ -277,9 +284,10 @@ int serve_client(const Session &s)
 			messages++;
 			bytes += got.bytes;
 			if (test == Test::Latency &&
-			    (ec = send_message(s.fd, wire::Type::Data,
-					       std::span<const uint8_t>(msg.data() + wire::header_size,
-									got.bytes - wire::header_size))))
+			    (ec = send_message(
+				     s.fd, wire::Type::Data,
+				     std::span<const uint8_t>(msg.data() + wire::header_size,
+							      got.bytes - wire::header_size))))
 				return failed("send", ec);
 			continue;
 		}
@@ -289,7 +297,8 @@ int serve_client(const Session &s)
 				return refuse("protocol error: malformed END_");
 			if ((test == Test::Send || test == Test::Latency) && sent != messages)
 				return refuse("the client sent " + std::to_string(sent) +
-					      " messages, " + std::to_string(messages) + " arrived");
+					      " messages, " + std::to_string(messages) +
+					      " arrived");
 			break;
 		}
 		return refuse(describe_unexpected(r, got.bytes, "data or the end"));
@@ -331,8 +340,8 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 			continue;
 		}
 		Fd conn(fd);
-		int rc = serve_client({ fd, format_endpoint(reinterpret_cast<sockaddr *>(&peer)),
-					verbose });
+		int rc = serve_client(
+			{ fd, format_endpoint(reinterpret_cast<sockaddr *>(&peer)), verbose });
 		if (once)
 			return rc;
 	}
@@ -357,7 +366,7 @@ struct Limits {
 };
 
 class Client {
-public:
+    public:
 	Client(int fd, Result &r, const Limits &l) : fd_(fd), r_(r), limits_(l)
 	{
 	}
@@ -378,7 +387,8 @@ public:
 			return failed("receive from " + r_.peer, ec);
 		wire::Reader ready(ctl_);
 		if (!got.bytes || !ready.is(wire::Type::PerfReady))
-			return message(describe_unexpected(ready, got.bytes, "the server's answer"));
+			return message(
+				describe_unexpected(ready, got.bytes, "the server's answer"));
 		desc_ = ready.descriptors(ready.u32());
 		if (!ready.ok_and_done())
 			return message("protocol error: malformed PRDY");
@@ -404,7 +414,7 @@ public:
 		return rc ? rc : finish();
 	}
 
-private:
+    private:
 	int failed(const std::string &object, std::error_code ec)
 	{
 		print_error(cmd, object, ec);
@@ -425,11 +435,12 @@ private:
 			if (r_.size < wire::header_size ||
 			    r_.size > std::min(p.max_fragmented_send_size,
 					       p.max_fragmented_receive_size))
-				return message("--size " + std::to_string(r_.size) +
-					       " is not within 4 and the connection's "
-					       "max_fragmented_size " +
-					       std::to_string(std::min(p.max_fragmented_send_size,
-									p.max_fragmented_receive_size)));
+				return message(
+					"--size " + std::to_string(r_.size) +
+					" is not within 4 and the connection's "
+					"max_fragmented_size " +
+					std::to_string(std::min(p.max_fragmented_send_size,
+								p.max_fragmented_receive_size)));
 			break;
 		case Test::Read:
 		case Test::Write:
@@ -517,13 +528,16 @@ private:
 			if (i >= 0 && !more(r_.ops, start))
 				break;
 			double t0 = now_seconds();
-			ssize_t n = reading ? smbdirect_rdma_v1_readv(fd_, &iov, 1, desc_.data(),
-								      static_cast<uint32_t>(desc_.size()))
-					    : smbdirect_rdma_v1_writev(fd_, &iov, 1, desc_.data(),
-								       static_cast<uint32_t>(desc_.size()));
+			ssize_t n = reading ? smbdirect_rdma_v1_readv(
+						      fd_, &iov, 1, desc_.data(),
+						      static_cast<uint32_t>(desc_.size()))
+					    : smbdirect_rdma_v1_writev(
+						      fd_, &iov, 1, desc_.data(),
+						      static_cast<uint32_t>(desc_.size()));
 			double t1 = now_seconds();
 			if (n < 0)
-				return failed(std::string(reading ? "RDMA read from " : "RDMA write to ") +
+				return failed(std::string(reading ? "RDMA read from "
+								  : "RDMA write to ") +
 						      r_.peer,
 					      errno_code(n));
 			if (static_cast<uint64_t>(n) != r_.size)
@@ -650,7 +664,8 @@ void print_result(const Result &r, bool json)
 			std::printf(" %-9.2f %-9.2f %-9.2f", lat.avg, lat.p50, lat.p99);
 		std::printf("\n");
 		if (r.test == Test::Latency)
-			std::printf(" latency is one-way: half the round trip, as perftest's t_avg\n");
+			std::printf(
+				" latency is one-way: half the round trip, as perftest's t_avg\n");
 		if (!r.verified)
 			std::printf(" data check FAILED\n");
 	}
@@ -668,8 +683,9 @@ bool parse_client(const ParsedArgs &args, Result &r, Limits &l, int &rc)
 				found = true;
 			}
 		if (!found) {
-			rc = usage_error(cmd, "--test '" + *t +
-						      "' is not send, latency, read, write or register");
+			rc = usage_error(cmd,
+					 "--test '" + *t +
+						 "' is not send, latency, read, write or register");
 			return false;
 		}
 	}
@@ -723,8 +739,8 @@ int sd_cmd_perf(int argc, char **argv)
 	if (listening) {
 		for (const char *o : { "test", "size", "time", "iters", "json" })
 			if (args.has(o))
-				return usage_error(cmd, std::string("--") + o +
-								" is a client option");
+				return usage_error(cmd,
+						   std::string("--") + o + " is a client option");
 	} else if (args.has("once")) {
 		return usage_error(cmd, "--once needs -l");
 	}

@@ -12,7 +12,8 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-namespace {
+namespace
+{
 
 #ifndef SMBDIRECT_TOOL_HAVE_RUN
 /* run.cpp comes with the preload; a build without it says so. */

@@ -5,9 +5,11 @@
 
 #include "units.hpp"
 
-namespace sd::tool {
+namespace sd::tool
+{
 
-namespace {
+namespace
+{
 
 struct OptionName {
 	std::string_view name;

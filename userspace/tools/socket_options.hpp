@@ -11,7 +11,8 @@
 #include <string>
 #include <string_view>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 struct OptionSetting {
 	std::string text; /* as given, for messages */

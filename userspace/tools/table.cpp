@@ -3,7 +3,8 @@
 
 #include <algorithm>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 Table::Table(std::vector<std::string> header) : columns_(header.size())
 {

@@ -9,16 +9,17 @@
 #include <string>
 #include <vector>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 class Table {
-public:
+    public:
 	explicit Table(std::vector<std::string> header);
 	/* A row; missing cells are empty, extra ones are dropped. */
 	void add(std::vector<std::string> row);
 	std::string render() const;
 
-private:
+    private:
 	std::vector<std::vector<std::string>> rows_;
 	size_t columns_;
 };

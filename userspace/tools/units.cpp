@@ -8,9 +8,11 @@
 #include <limits>
 #include <numeric>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
-namespace {
+namespace
+{
 
 struct Suffix {
 	std::string_view text;
@@ -24,15 +26,15 @@ constexpr Suffix size_suffixes[] = {
 	{ "K", KiB },
 	{ "k", KiB },
 	{ "KiB", KiB },
-	{ "M", KiB * KiB },
-	{ "m", KiB * KiB },
-	{ "MiB", KiB * KiB },
-	{ "G", KiB * KiB * KiB },
-	{ "g", KiB * KiB * KiB },
-	{ "GiB", KiB * KiB * KiB },
-	{ "T", KiB * KiB * KiB * KiB },
-	{ "t", KiB * KiB * KiB * KiB },
-	{ "TiB", KiB * KiB * KiB * KiB },
+	{ "M", KiB *KiB },
+	{ "m", KiB *KiB },
+	{ "MiB", KiB *KiB },
+	{ "G", KiB *KiB *KiB },
+	{ "g", KiB *KiB *KiB },
+	{ "GiB", KiB *KiB *KiB },
+	{ "T", KiB *KiB *KiB *KiB },
+	{ "t", KiB *KiB *KiB *KiB },
+	{ "TiB", KiB *KiB *KiB *KiB },
 	{ "kB", 1000 },
 	{ "KB", 1000 },
 	{ "MB", 1000 * 1000 },
@@ -148,7 +150,10 @@ std::string format_rate(double bytes_per_second)
 		bytes_per_second = 0;
 	double mib = bytes_per_second / (1024.0 * 1024.0);
 	if (mib >= 1 || bytes_per_second == 0)
-		std::snprintf(buf, sizeof(buf), "%.*f MiB/s", mib < 10 ? 2 : mib < 100 ? 1 : 0,
+		std::snprintf(buf, sizeof(buf), "%.*f MiB/s",
+			      mib < 10	  ? 2
+			      : mib < 100 ? 1
+					  : 0,
 			      mib);
 	else
 		std::snprintf(buf, sizeof(buf), "%.1f KiB/s", bytes_per_second / 1024);

@@ -21,7 +21,8 @@
 #include <string_view>
 #include <vector>
 
-namespace sd::tool {
+namespace sd::tool
+{
 
 std::optional<uint64_t> parse_size(std::string_view text);
 std::optional<double> parse_duration(std::string_view text);

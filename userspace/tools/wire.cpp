@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
-namespace sd::tool::wire {
+namespace sd::tool::wire
+{
 
 void put_header(uint8_t (&out)[header_size], Type t)
 {
@@ -152,8 +153,7 @@ std::vector<smbdirect_buffer_descriptor_v1> Reader::descriptors(uint32_t count)
 	return d;
 }
 
-GrantBook::GrantBook(uint32_t buffers, uint32_t length)
-	: granted_(buffers, true), length_(length)
+GrantBook::GrantBook(uint32_t buffers, uint32_t length) : granted_(buffers, true), length_(length)
 {
 }
 

@@ -49,7 +49,8 @@
 
 #include <linux/smbdirect.h>
 
-namespace sd::tool::wire {
+namespace sd::tool::wire
+{
 
 constexpr uint32_t fourcc(const char (&s)[5])
 {
@@ -88,7 +89,7 @@ void put_header(uint8_t (&out)[header_size], Type t);
 std::string type_name(uint32_t type);
 
 class Writer {
-public:
+    public:
 	explicit Writer(Type t);
 	Writer &u8(uint8_t v);
 	Writer &u16(uint16_t v);
@@ -101,13 +102,13 @@ public:
 		return buf_;
 	}
 
-private:
+    private:
 	std::vector<uint8_t> buf_;
 };
 
 /* Reads fields in order; reading past the end fails the reader for good. */
 class Reader {
-public:
+    public:
 	explicit Reader(std::span<const uint8_t> msg);
 	/* The type; 0 for a message shorter than its header. */
 	uint32_t type() const
@@ -136,7 +137,7 @@ public:
 		return ok_;
 	}
 
-private:
+    private:
 	bool take(size_t n);
 	std::span<const uint8_t> msg_;
 	size_t pos_;
@@ -151,7 +152,7 @@ private:
  * than the buffer is the sender breaking the protocol.
  */
 class GrantBook {
-public:
+    public:
 	GrantBook(uint32_t buffers, uint32_t length);
 	/* true and the buffer is back, or false (nothing changes). */
 	bool written(uint32_t index, uint32_t bytes);
@@ -159,7 +160,7 @@ public:
 	bool grant(uint32_t index);
 	uint32_t granted_count() const;
 
-private:
+    private:
 	std::vector<bool> granted_;
 	uint32_t length_;
 };

@@ -9,7 +9,8 @@
 
 using namespace sd::tool;
 
-namespace {
+namespace
+{
 
 constexpr OptionSpec specs[] = {
 	{ "listen", 'l', false }, { "verbose", 'v', false }, { "size", 's', true },
@@ -45,11 +46,12 @@ TEST(ToolArgs, PositionalsAndFlagsInAnyOrder)
 
 TEST(ToolArgs, ValueForms)
 {
-	for (auto words : { std::vector<const char *>{ "--size", "64M" },
-			    std::vector<const char *>{ "--size=64M" },
-			    std::vector<const char *>{ "-s", "64M" },
-			    std::vector<const char *>{ "-s64M" } }) {
-		ParseResult r = words.size() == 1 ? parse({ words[0] }) : parse({ words[0], words[1] });
+	for (auto words :
+	     { std::vector<const char *>{ "--size", "64M" },
+	       std::vector<const char *>{ "--size=64M" }, std::vector<const char *>{ "-s", "64M" },
+	       std::vector<const char *>{ "-s64M" } }) {
+		ParseResult r =
+			words.size() == 1 ? parse({ words[0] }) : parse({ words[0], words[1] });
 		ASSERT_TRUE(r.ok()) << r.error;
 		EXPECT_EQ(r.args.value("size"), "64M") << words[0];
 		EXPECT_TRUE(r.args.positionals.empty());

@@ -13,7 +13,8 @@ TEST(ToolJson, EscapesWhatRfc8259Requires)
 	EXPECT_EQ(JsonWriter::quote("plain"), "\"plain\"");
 	EXPECT_EQ(JsonWriter::quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
 	EXPECT_EQ(JsonWriter::quote("\b\f\n\r\t"), "\"\\b\\f\\n\\r\\t\"");
-	EXPECT_EQ(JsonWriter::quote(std::string_view("\x00\x01\x1f", 3)), "\"\\u0000\\u0001\\u001f\"");
+	EXPECT_EQ(JsonWriter::quote(std::string_view("\x00\x01\x1f", 3)),
+		  "\"\\u0000\\u0001\\u001f\"");
 	/* '/' and DEL need no escape. */
 	EXPECT_EQ(JsonWriter::quote("a/b\x7f"), "\"a/b\x7f\"");
 }

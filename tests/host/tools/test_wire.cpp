@@ -20,9 +20,9 @@ TEST(ToolWire, FieldsAreLittleEndian)
 {
 	Writer w(Type::Buffer);
 	w.u8(0xab).u16(0x1234).u32(0xdeadbeef).u64(0x0102030405060708ULL).text("hi");
-	const std::vector<uint8_t> want = { 'B', 'U', 'F', 'R', 0xab, 0x34, 0x12, 0xef, 0xbe,
-					    0xad, 0xde, 8,   7,	  6,   5,   4,	  3,	2,
-					    1,	 'h', 'i' };
+	const std::vector<uint8_t> want = { 'B',  'U',	'F',  'R',  0xab, 0x34, 0x12,
+					    0xef, 0xbe, 0xad, 0xde, 8,	  7,	6,
+					    5,	  4,	3,    2,    1,	  'h',	'i' };
 	EXPECT_EQ(w.bytes(), want);
 }
 
@@ -100,13 +100,13 @@ TEST(ToolWire, GrantBookOnlyTakesWhatWasGranted)
 {
 	GrantBook b(2, 4096);
 	EXPECT_EQ(b.granted_count(), 2u);
-	EXPECT_FALSE(b.written(2, 1));	   /* no such buffer */
-	EXPECT_FALSE(b.written(0, 4097));  /* longer than the buffer */
-	EXPECT_FALSE(b.written(0, 0));	   /* nothing written */
+	EXPECT_FALSE(b.written(2, 1));	  /* no such buffer */
+	EXPECT_FALSE(b.written(0, 4097)); /* longer than the buffer */
+	EXPECT_FALSE(b.written(0, 0));	  /* nothing written */
 	EXPECT_TRUE(b.written(0, 4096));
-	EXPECT_FALSE(b.written(0, 1));	   /* not granted any more */
+	EXPECT_FALSE(b.written(0, 1)); /* not granted any more */
 	EXPECT_EQ(b.granted_count(), 1u);
-	EXPECT_FALSE(b.grant(1));	   /* still granted */
+	EXPECT_FALSE(b.grant(1)); /* still granted */
 	EXPECT_TRUE(b.grant(0));
 	EXPECT_FALSE(b.grant(0));
 	EXPECT_FALSE(b.grant(9));

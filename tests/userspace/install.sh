@@ -100,4 +100,5 @@ pair() {
 pair install.pkgconfig.rxe4 "$progs/sd_install_server" "$progs/sd_install_client" 7451
 pair install.cmake.rxe4 "$progs/cmake/sd_install_cmake_server" \
 	"$progs/cmake/sd_install_cmake_client_static" 7452
+echo "# install.sh took ${SECONDS} s"
 tap_exit

@@ -28,4 +28,5 @@ ensure_siw_on_veth1
 timeout -s KILL 600 "$bin" "$@"
 rc=$?
 [ $rc -eq 137 ] && echo "# sd_lib_vm_test killed after 600 s"
+echo "# lib.sh took ${SECONDS} s"
 exit $rc

@@ -400,4 +400,5 @@ PY
 			"$tmp/$name.cli.err" "$tmp/$name.srv.err"
 	fi
 done
+echo "# run.sh: $SECONDS s in the guest"
 tap_exit

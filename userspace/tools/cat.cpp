@@ -541,8 +541,10 @@ void print_summary(const Config &cfg, const Transfer &t)
 			.member("transport", smbdirect_transport_name(t.params.transport))
 			.member("bytes", t.bytes)
 			.member("seconds", secs, 6)
-			.member("mib_per_s", mib_per_second(t.bytes, secs), 3)
-			.member("gbit_per_s", gbit_per_second(t.bytes, secs), 4)
+			.key("mib_per_s")
+			.number(mib_per_second(t.bytes, secs))
+			.key("gbit_per_s")
+			.number(gbit_per_second(t.bytes, secs))
 			.member(cfg.rdma ? "rdma_writes" : "messages", t.messages);
 		if (cfg.rdma)
 			j.member("buffers", cfg.buffers).member("buffer_size", t.buffer_size);

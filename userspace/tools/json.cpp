@@ -204,6 +204,17 @@ JsonWriter &JsonWriter::value(double v, int decimals)
 	return *this;
 }
 
+JsonWriter &JsonWriter::number(double v)
+{
+	if (!std::isfinite(v))
+		return null();
+	before_value();
+	char buf[32];
+	std::snprintf(buf, sizeof(buf), "%.9g", v == 0 ? 0.0 : v); /* no "-0" */
+	out_ += buf;
+	return *this;
+}
+
 JsonWriter &JsonWriter::null()
 {
 	before_value();

@@ -57,6 +57,8 @@ class JsonWriter {
 	}
 	/* decimals: digits after the point. */
 	JsonWriter &value(double v, int decimals = 3);
+	/* 9 significant digits, exponent when needed: rates that can be tiny. */
+	JsonWriter &number(double v);
 	JsonWriter &null();
 
 	/* key + value in one call. */

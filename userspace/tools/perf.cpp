@@ -635,9 +635,12 @@ void print_result(const Result &r, bool json)
 			.member("iterations", r.ops)
 			.member("seconds", r.seconds, 6)
 			.member("bytes", bytes)
-			.member("mib_per_s", mib_per_second(bytes, r.seconds), 3)
-			.member("gbit_per_s", gbit_per_second(bytes, r.seconds), 4)
-			.member("ops_per_s", ops_per_s, 1);
+			.key("mib_per_s")
+			.number(mib_per_second(bytes, r.seconds))
+			.key("gbit_per_s")
+			.number(gbit_per_second(bytes, r.seconds))
+			.key("ops_per_s")
+			.number(ops_per_s);
 		if (has_latency) {
 			j.key("latency_us").begin_object();
 			j.member("min", lat.min, 2).member("avg", lat.avg, 2);

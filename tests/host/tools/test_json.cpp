@@ -78,3 +78,11 @@ TEST(ToolJson, KeysAreEscapedToo)
 	j.begin_object().member("we\"ird\n", "v").end_object();
 	EXPECT_EQ(j.str(), "{\"we\\\"ird\\n\":\"v\"}");
 }
+
+TEST(ToolJson, NumbersKeepTinyRates)
+{
+	JsonWriter j;
+	j.begin_array().number(1.3e-05).number(0.0).number(-0.0).number(1234.5);
+	j.number(2.0 / 3).number(std::nan("")).end_array();
+	EXPECT_EQ(j.str(), "[1.3e-05,0,0,1234.5,0.666666667,null]");
+}

@@ -9,7 +9,7 @@
 # installed smbclient (bookworm-backports, through the private apt
 # configuration of tests/vm/apt-private.sh, whose archive URI comes from the
 # machine's own apt entry), extracts it with dpkg-deb -x into
-#   ~/.cache/smbdirect/samba/<version>/      (':' of the epoch as '_')
+#   ~/.cache/smbdirect/samba/<version without epoch>/
 # and prints that directory. smbd runs from there as
 #   <dir>/usr/sbin/smbd -s <smb.conf>
 # and finds its shared libraries in the installed samba-libs (smbclient
@@ -29,11 +29,21 @@ marker=.smbdirect-complete
 
 die() { echo "samba-fetch: $*" >&2; exit 1; }
 
-ver=$(dpkg-query -W -f='${Version}' smbclient 2>/dev/null || true)
-[ -n "$ver" ] || die "smbclient is not installed (make deps installs it)"
-vdir=${ver//:/_}
+# The Debian version without its epoch names the directory. It is read from
+# smbclient itself ("Version 4.22.6-Debian-4.22.6+dfsg-0+deb13u1~bpo12+1"):
+# the test VM has no dpkg database (its /var/lib is a tmpfs).
+command -v smbclient >/dev/null || die "smbclient is not installed (make deps installs it)"
+smbclient_version() {
+	smbclient --version 2>/dev/null | sed -n 's/^Version .*-Debian-\(.*\)$/\1/p'
+}
 
 if [ "${1:-}" = --cached ]; then
+	# Loading smbclient costs seconds in the TCG guest: the package's
+	# changelog names the same version, when it is there.
+	vdir=$(zcat /usr/share/doc/smbclient/changelog.Debian.gz 2>/dev/null |
+		sed -n '1s/^samba (\([0-9]*:\)\?\([^)]*\)).*/\2/p' || true)
+	[ -n "$vdir" ] || vdir=$(smbclient_version)
+	[ -n "$vdir" ] || die "cannot tell the Debian version of smbclient"
 	caches=()
 	[ -n "${SMBDIRECT_CACHE:-}" ] && caches+=("$SMBDIRECT_CACHE")
 	[ -n "${XDG_CACHE_HOME:-}" ] && caches+=("$XDG_CACHE_HOME/smbdirect")
@@ -51,9 +61,16 @@ if [ "${1:-}" = --cached ]; then
 			exit 0
 		fi
 	done
-	die "no extracted samba $ver in ${caches[*]} (run tests/samba-fetch.sh, or make deps, on the host)"
+	die "no extracted samba $vdir in ${caches[*]} (run tests/samba-fetch.sh, or make deps, on the host)"
 fi
 [ $# -eq 0 ] || { echo "usage: samba-fetch.sh [--cached]" >&2; exit 2; }
+vdir=$(smbclient_version)
+[ -n "$vdir" ] || die "cannot tell the Debian version of smbclient from '$(smbclient --version 2>&1)'"
+
+# The package version, with its epoch, for apt.
+ver=$(dpkg-query -W -f='${Version}' smbclient 2>/dev/null || true)
+[ "${ver#*:}" = "$vdir" ] ||
+	die "smbclient says it is $vdir, dpkg says '$ver': a smbclient that is not Debian's?"
 
 . "$here/vm/apt-private.sh"
 dest=$SD_CACHE/samba/$vdir

@@ -30,6 +30,13 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/interop/common.bash"
+# Each verdict follows a comment with its case's guest time.
+eval "orig_$(declare -f tap_ok)"
+eval "orig_$(declare -f tap_fail)"
+case_start=$SECONDS
+took() { echo "# $((SECONDS - case_start)) s"; case_start=$SECONDS; }
+tap_ok() { took; orig_tap_ok "$@"; }
+tap_fail() { took; orig_tap_fail "$@"; }
 
 us=${SD_US:?SD_US is not set}
 sd=$us/tools/smbdirect
@@ -52,6 +59,7 @@ tap_plan $((7 + ntrans + 8))
 
 port=7600
 next_port() { port=$((port + 1)); }
+transfer_secs=0
 
 # The debug lines of a log, as TAP comments (shown for passing cases too).
 show_debug() { grep -h '^smbdirect-preload:' "$@" 2>/dev/null | sed 's/^/# /'; }
@@ -186,6 +194,7 @@ for t in $transports; do
 	wait $spid
 	src=$?
 	secs=$((SECONDS - start))
+	transfer_secs=$((transfer_secs + secs))
 	cdom=$(field "$tmp/$name.cli" client domain)
 	sdom=$(field "$tmp/$name.srv" server domain)
 	ldom=$(field "$tmp/$name.srv" listening domain)
@@ -209,8 +218,8 @@ done
 name=run.fallback.loopback
 next_port
 if server "$name" 55 -- 127.0.0.1 $port; then
-	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- "$tcponly" client --up $((4 * MiB)) \
-		--down $((4 * MiB)) 127.0.0.1 $port >"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- "$tcponly" client --up $MiB \
+		--down $MiB 127.0.0.1 $port >"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
 	crc=$?
 	wait $spid
 	src=$?
@@ -369,7 +378,7 @@ for t in rxe4 siw6; do
 	python3 - "$tmp/framed" <<'PY'
 import os, sys
 with open(sys.argv[1], "wb") as f:
-    for n in [1, 4096, 65536, 1 << 20] + [12345]:
+    for n in [1, 4096, 65536, 200000, 12345]:
         f.write(n.to_bytes(4, "big") + os.urandom(n))
 PY
 	want=$(sha256sum <"$tmp/framed" | cut -d' ' -f1)
@@ -405,5 +414,5 @@ PY
 			"$tmp/$name.cli.err" "$tmp/$name.srv.err"
 	fi
 done
-echo "# run.sh: $SECONDS s in the guest"
+echo "# run.sh: $SECONDS s in the guest (transfers $transfer_secs s)"
 tap_exit

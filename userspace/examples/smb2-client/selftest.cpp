@@ -29,17 +29,19 @@ struct Layout {
 	uint64_t size;
 	size_t page_offset;
 	int segments;
+	unsigned channels; /* bit 0: _INVALIDATE, bit 1: plain RDMA_V1 */
 };
 
+/* The largest transfers once per channel: they cost the most time in a VM. */
 constexpr Layout layouts[] = {
-	{ "1b", 1, 0, 1 },
-	{ "4k", 4096, 0, 1 },
-	{ "4k.unaligned", 4096, 1000, 1 },
-	{ "1m", 1 << 20, 0, 1 },
-	{ "1m.unaligned", 1 << 20, 3, 1 },
-	{ "1m.segments3", 1 << 20, 0, 3 },
-	{ "max", 0, 0, 1 },
-	{ "max.unaligned", 0, 2049, 1 },
+	{ "1b", 1, 0, 1, 3 },
+	{ "4k", 4096, 0, 1, 3 },
+	{ "4k.unaligned", 4096, 1000, 1, 3 },
+	{ "1m", 1 << 20, 0, 1, 3 },
+	{ "1m.unaligned", 1 << 20, 3, 1, 3 },
+	{ "1m.segments3", 1 << 20, 0, 3, 3 },
+	{ "max", 0, 0, 1, 1 },
+	{ "max.unaligned", 0, 2049, 1, 2 },
 };
 
 struct ChannelCase {
@@ -568,7 +570,10 @@ void Selftest::run()
 		return;
 	}
 	for (const auto &layout : layouts) {
-		for (const auto &channel : channels) {
+		for (size_t c = 0; c < std::size(channels); c++) {
+			const auto &channel = channels[c];
+			if (!(layout.channels & (1u << c)))
+				continue;
 			std::string remote = file_name(layout, channel);
 			std::string local = options_.local_dir + "/" + remote;
 			std::string w = std::string("write.") + channel.name + "." + layout.name;
@@ -641,9 +646,11 @@ std::vector<std::string> selftest_case_names()
 {
 	std::vector<std::string> names{ "session.setup" };
 	for (const auto &layout : layouts)
-		for (const auto &channel : channels)
-			for (const char *op : { "write.", "read." })
-				names.push_back(std::string(op) + channel.name + "." + layout.name);
+		for (size_t c = 0; c < std::size(channels); c++)
+			if (layout.channels & (1u << c))
+				for (const char *op : { "write.", "read." })
+					names.push_back(std::string(op) + channels[c].name + "." +
+							layout.name);
 	for (const auto &channel : channels)
 		names.push_back(std::string("read.") + channel.name + ".past_end");
 	names.push_back("session.teardown");

@@ -122,8 +122,12 @@ std::error_code Connection::serve()
 		    transport_->initiator_depth, transport_->max_fragmented_receive_size);
 	for (;;) {
 		auto m = read_message(fd_, max_message_size);
-		if (!m)
-			return is_end_of_stream(m.error()) ? std::error_code() : m.error();
+		if (!m) {
+			if (is_end_of_stream(m.error()))
+				return {};
+			log("reading a request: %s", m.error().message().c_str());
+			return m.error();
+		}
 		if (auto ec = handle(*m))
 			return ec;
 	}
@@ -144,8 +148,10 @@ uint16_t Connection::grant(const Header &h)
 std::error_code Connection::handle(ByteView message)
 {
 	auto parts = split_compound(message);
-	if (!parts)
+	if (!parts) {
+		log("a %zu-byte request: %s", message.size(), parts.error().message().c_str());
 		return parts.error();
+	}
 	if (parts->size() > 1)
 		io_.compounds++;
 	Bytes out;
@@ -215,7 +221,11 @@ std::error_code Connection::handle(ByteView message)
 	}
 	if (out.empty())
 		return {};
-	return send(out, invalidate);
+	auto ec = send(out, invalidate);
+	if (ec)
+		log("sending a %zu-byte response%s: %s", out.size(),
+		    invalidate ? " with SEND_WITH_INVALIDATE" : "", ec.message().c_str());
+	return ec;
 }
 
 std::error_code Connection::send(ByteView message, std::optional<uint32_t> invalidate_token)
@@ -391,8 +401,13 @@ Connection::Reply Connection::session_setup(const Header &h, ByteView request)
 		if (session_id_ == 0)
 			session_id_ = 0x100000000ull | static_cast<uint32_t>(getpid());
 		ntlm::ChallengeMessage ch;
-		ch.flags = (neg->flags & ntlm::client_flags) | ntlm::negotiate_unicode |
-			   ntlm::negotiate_target_info | ntlm::target_type_server;
+		/*
+		 * KEY_EXCH when asked: the guest session derives no keys, but
+		 * cifs.ko warns that authentication "has been weakened" without it.
+		 */
+		ch.flags = (neg->flags & (ntlm::client_flags | ntlm::negotiate_key_exch)) |
+			   ntlm::negotiate_unicode | ntlm::negotiate_target_info |
+			   ntlm::target_type_server;
 		(void)ntlm::random_bytes(ch.server_challenge);
 		ch.target_name = "SMBDIRECT";
 		Bytes ts(8);
@@ -640,11 +655,34 @@ Connection::Reply Connection::flush(ByteView request)
 	return r;
 }
 
+/*
+ * cifs.ko, like Windows, trusts a server asked for RDMA_V1_INVALIDATE to
+ * invalidate the token with whatever it answers, errors included
+ * (STATUS_END_OF_FILE for a read-ahead past the end is common): it marks
+ * the memory region invalid without a LOCAL_INV and registers it again,
+ * which fails on a still-valid region and takes the connection down.
+ */
+static std::optional<uint32_t> token_to_invalidate(Channel channel,
+						    const std::vector<BufferDescriptor> &descriptors)
+{
+	if (channel != Channel::rdma_v1_invalidate || descriptors.empty())
+		return std::nullopt;
+	return descriptors[0].token;
+}
+
 Connection::Reply Connection::read(ByteView request)
 {
 	auto q = decode_read_request(request);
 	if (!q)
 		return Reply(Status::invalid_parameter);
+	Reply r = read(&*q);
+	if (dialect_ != dialect_300)
+		r.invalidate_token = token_to_invalidate(q->channel, q->channel_info);
+	return r;
+}
+
+Connection::Reply Connection::read(const ReadRequest *q)
+{
 	Open *o = find(q->file_id);
 	if (!o)
 		return Reply(Status::file_closed);
@@ -676,7 +714,7 @@ Connection::Reply Connection::read(ByteView request)
 
 	ReadResponse rsp;
 	Reply r;
-	if (rdma) {
+	if (rdma && n > 0) {
 		/* Into the client's registered pages; nothing travels inline. */
 		auto descs = wire_descriptors(q->channel_info);
 		iovec iov = { io_buffer_.data(), n };
@@ -698,9 +736,7 @@ Connection::Reply Connection::read(ByteView request)
 			    static_cast<size_t>(moved), static_cast<unsigned long long>(q->offset),
 			    descs.size(), channel_name(q->channel));
 		rsp.data_remaining = static_cast<uint32_t>(moved);
-		if (q->channel == Channel::rdma_v1_invalidate)
-			r.invalidate_token = q->channel_info[0].token;
-	} else {
+	} else if (!rdma) {
 		rsp.data = ByteView(io_buffer_.data(), n);
 		io_.inline_reads++;
 		io_.inline_read_bytes += n;
@@ -715,6 +751,14 @@ Connection::Reply Connection::write(ByteView request)
 	auto q = decode_write_request(request);
 	if (!q)
 		return Reply(Status::invalid_parameter);
+	Reply r = write(&*q);
+	if (dialect_ != dialect_300)
+		r.invalidate_token = token_to_invalidate(q->channel, q->channel_info);
+	return r;
+}
+
+Connection::Reply Connection::write(const WriteRequest *q)
+{
 	Open *o = find(q->file_id);
 	if (!o)
 		return Reply(Status::file_closed);
@@ -730,7 +774,7 @@ Connection::Reply Connection::write(ByteView request)
 
 	ByteView data = q->data;
 	Reply r;
-	if (rdma) {
+	if (rdma && q->remaining_bytes > 0) {
 		/* Out of the client's registered pages, then to the file. */
 		io_buffer_.resize(q->remaining_bytes);
 		auto descs = wire_descriptors(q->channel_info);
@@ -753,9 +797,7 @@ Connection::Reply Connection::write(ByteView request)
 			    static_cast<size_t>(moved), static_cast<unsigned long long>(q->offset),
 			    descs.size(), channel_name(q->channel));
 		data = ByteView(io_buffer_.data(), static_cast<size_t>(moved));
-		if (q->channel == Channel::rdma_v1_invalidate)
-			r.invalidate_token = q->channel_info[0].token;
-	} else {
+	} else if (!rdma) {
 		io_.inline_writes++;
 		io_.inline_write_bytes += data.size();
 	}

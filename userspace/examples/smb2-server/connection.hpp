@@ -107,7 +107,9 @@ private:
 	Reply close(ByteView request);
 	Reply flush(ByteView request);
 	Reply read(ByteView request);
+	Reply read(const ReadRequest *q);
 	Reply write(ByteView request);
+	Reply write(const WriteRequest *q);
 	Reply query_info(ByteView request);
 	Reply set_info(ByteView request);
 	Reply query_directory(ByteView request);

@@ -90,8 +90,8 @@ static void sd_cm_active_depths(struct sd_sock *sd,
 	    rep->private_data) {
 		const __be32 *hdr = rep->private_data;
 
-		serves = be32_to_cpu(hdr[0]);
-		issues = be32_to_cpu(hdr[1]);
+		serves = sd_legacy_depth(hdr[0]);
+		issues = sd_legacy_depth(hdr[1]);
 	} else if (iwarp) {
 		serves = rep->responder_resources;
 		issues = rep->initiator_depth;
@@ -219,13 +219,21 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 		const __be32 *hdr = req->private_data;
 
 		/* An MPA v1 peer can only tell its depths this way. */
-		peer_ird = min_t(u32, be32_to_cpu(hdr[0]), U8_MAX);
-		peer_ord = min_t(u32, be32_to_cpu(hdr[1]), U8_MAX);
+		peer_ird = sd_legacy_depth(hdr[0]);
+		peer_ord = sd_legacy_depth(hdr[1]);
 		legacy = true;
 	}
-	/* We serve at most the reads it issues and issue at most it serves. */
+	/*
+	 * We serve at most the reads it issues and issue at most it serves.
+	 * An IB/RoCE REQ, iWARP legacy private data and an MPA v2 request
+	 * that states either depth also state a 0 (6.12's cifs.ko asks
+	 * initiator depth 0 over RoCE: it never reads from us); MPA v1
+	 * leaves both 0.
+	 */
 	sd_rd_depths(&child->initiator_depth, &child->responder_resources,
-		     peer_ird, peer_ord, false);
+		     peer_ird, peer_ord,
+		     legacy || child->transport != SMBDIRECT_TRANSPORT_IWARP ||
+		     peer_ird || peer_ord);
 	sd_cm_conn_param(child, &p, ird_ord, legacy);
 	if (rdma_accept(id, &p))
 		goto abort;

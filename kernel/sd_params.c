@@ -176,6 +176,15 @@ void sd_rd_depths(u8 *initiator_depth, u8 *responder_resources,
 		*responder_resources = min_t(u32, *responder_resources, peer_issues);
 }
 
+u32 sd_legacy_depth(__be32 wire)
+{
+	u32 be = be32_to_cpu(wire), le = le32_to_cpu((__force __le32)wire);
+
+	if (be > U8_MAX && le <= U8_MAX)
+		return le;
+	return min_t(u32, be, U8_MAX);
+}
+
 int sd_ioctl_copy_size(u32 user_size, size_t v1_size, size_t our_size)
 {
 	if (user_size < v1_size)

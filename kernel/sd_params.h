@@ -54,6 +54,15 @@ void sd_rd_depths(u8 *initiator_depth, u8 *responder_resources,
 		  u32 peer_serves, u32 peer_issues, bool zero_is_stated);
 
 /*
+ * One depth of the 8-byte IRD/ORD private data iWARP peers send beside MPA:
+ * big-endian on the wire, but 6.12's cifs.ko writes it in host order (a
+ * little-endian 32 reads as 0x20000000). A depth is at most 255, so a
+ * big-endian value above that which is a small little-endian one is taken
+ * as that. Clamped to 255.
+ */
+u32 sd_legacy_depth(__be32 wire);
+
+/*
  * The size-first ioctl rule: a caller's struct shorter than v1 is EINVAL,
  * a longer one gets only what we know. Returns the bytes to copy back.
  */

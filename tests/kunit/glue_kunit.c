@@ -227,6 +227,28 @@ static void glue_rd_depths_cifs_request(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rr, 1);
 }
 
+/* 6.12's cifs.ko asks initiator depth 0: we then serve no READ at all. */
+static void glue_rd_depths_cifs612_request(struct kunit *test)
+{
+	u8 ird = 8, rr = 8;
+
+	sd_rd_depths(&ird, &rr, 32, 0, true);
+	KUNIT_EXPECT_EQ(test, ird, 8);
+	KUNIT_EXPECT_EQ(test, rr, 0);
+}
+
+static void glue_legacy_depth(struct kunit *test)
+{
+	/* 7.2 sends big-endian, 6.12's cifs.ko host order. */
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth(cpu_to_be32(32)), 32u);
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth(cpu_to_be32(1)), 1u);
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth((__force __be32)cpu_to_le32(32)), 32u);
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth((__force __be32)cpu_to_le32(1)), 1u);
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth(cpu_to_be32(0)), 0u);
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth(cpu_to_be32(300)), 255u);
+	KUNIT_EXPECT_EQ(test, sd_legacy_depth(cpu_to_be32(0x10000)), 255u);
+}
+
 static void glue_rd_depths_zero(struct kunit *test)
 {
 	u8 ird = 8, rr = 8;
@@ -261,6 +283,8 @@ static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_addr_connect_v4),
 	KUNIT_CASE(glue_addr_connect_v6),
 	KUNIT_CASE(glue_rd_depths_cifs_request),
+	KUNIT_CASE(glue_rd_depths_cifs612_request),
+	KUNIT_CASE(glue_legacy_depth),
 	KUNIT_CASE(glue_rd_depths_zero),
 	{}
 };

@@ -80,8 +80,7 @@ check: deps results-reset
 	@rc=0; \
 	$(MAKE) --no-print-directory check-host NO_RESET=1 || rc=1; \
 	$(MAKE) --no-print-directory check-module NO_RESET=1 || rc=1; \
-	$(MAKE) --no-print-directory check-vm NO_RESET=1 || rc=1; \
-	$(MAKE) --no-print-directory check-demo NO_RESET=1 || rc=1; \
+	$(ROOT)/tests/vm/check-vms.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" demo || rc=1; \
 	$(ROOT)/tests/summary.sh $(RESULTS) || rc=1; \
 	exit $$rc
 
@@ -101,13 +100,11 @@ check-module: $(if $(NO_RESET),,deps)
 
 check-vm: $(if $(NO_RESET),,deps)
 	@$(sd_reset) rc=0; \
-	for k in $(VM_KERNELS); do \
-		$(ROOT)/tests/vm/check-vm.sh $(ROOT) $(BUILD) $$k || rc=1; \
-	done $(sd_summary); \
+	$(ROOT)/tests/vm/check-vms.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" || rc=1 $(sd_summary); \
 	exit $$rc
 
 # `make demo` as a fresh clone runs it: into a build directory that does
-# not exist yet.
+# not exist yet. make check runs it beside the VM boots (check-vms.sh).
 check-demo: $(if $(NO_RESET),,deps)
 	@$(sd_reset) rc=0; \
 	rm -rf $(BUILD)/demo-fresh; \

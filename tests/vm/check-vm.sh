@@ -1,21 +1,31 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# check-vm.sh ROOT BUILD SERIES
+# check-vm.sh ROOT BUILD SERIES [PART]
 #
 # Builds (or takes from the cache) the SERIES test kernel, builds the test
 # build of af_smbdirect.ko and the kselftests against it, boots the VM, and
-# turns what the guest left behind into "pass/fail vm-SERIES/..." lines:
-# every KUnit case, every kselftest case, a clean dmesg/kmemleak, a clean
-# rmmod, and the KASAN liveness canary.
+# turns what the guest left behind into "pass/fail LAYER/..." lines: every
+# KUnit case, every kselftest case, a clean dmesg/kmemleak, a clean rmmod,
+# and the KASAN liveness canary.
+#
+# PART (default kernel): kernel = KUnit, kselftests and the cifs.ko/ksmbd
+# transport interop, layer vm-SERIES; smb = the user-space suites
+# (tests/userspace/*.sh) and the SMB-stack interop scripts, layer
+# vm-SERIES-smb, a VM boot of its own so that make check runs it beside
+# another boot; prepare = only build what both parts need (make check
+# builds first, then boots VMs in parallel).
 set -uo pipefail
-root=$1 build=$2 series=$3
+root=$1 build=$2 series=$3 part=${4:-kernel}
 res=${SMBDIRECT_RESULTS:-/dev/null}
-layer=vm-$series
-out=$build/vm/$series
+case $part in
+kernel) layer=vm-$series out=$build/vm/$series ;;
+smb | prepare) layer=vm-$series-smb out=$build/vm/$series-smb ;;
+*) echo "check-vm.sh: PART is kernel, smb or prepare, not $part" >&2; exit 2 ;;
+esac
 rec() { echo "$1 $layer/$2" >>"$res"; [ "$1" = pass ] || echo "FAIL: $layer/$2"; }
 
-echo "== VM tests on $series"
+echo "== VM tests on $series ($part)"
 kdir=$("$root/tests/vm/build-kernel.sh" "$series") || { rec fail kernel-build; exit 1; }
 src=$("$root/tests/vm/fetch-kernel.sh" "$series") || { rec fail kernel-source; exit 1; }
 
@@ -42,15 +52,20 @@ fi
 us=
 case " ${USERSPACE_KERNELS:-7.2} " in
 *" $series "*)
-	us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") ||
+	[ "$part" = kernel ] ||
+		us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") ||
 		{ rec fail userspace-build; exit 1; } ;;
-*) echo "== $series: user-space and SMB-stack suites not run (USERSPACE_KERNELS=${USERSPACE_KERNELS:-7.2})" ;;
+*)
+	[ "$part" = kernel ] ||
+		echo "== $series: user-space and SMB-stack suites not run (USERSPACE_KERNELS=${USERSPACE_KERNELS:-7.2})"
+	[ "$part" = smb ] && exit 0 ;;
 esac
+[ "$part" = prepare ] && exit 0
 
 rm -rf "$out"
 mkdir -p "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} \
-	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir" "$us"
+	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir" "$part" "$us"
 vrc=$?
 if [ $vrc -ne 0 ]; then
 	rec fail "guest-run (exit $vrc)"
@@ -83,7 +98,7 @@ for f in "$out"/kunit/*.tap; do
 	done < <(tap_cases "$f" "kunit/$suite.")
 	grep -q '^ *\(not \)\?ok ' "$f" || rec fail "kunit/$suite (no results)"
 done
-ls "$out"/kunit/*.tap >/dev/null 2>&1 || rec fail "kunit (no suites ran)"
+[ "$part" = smb ] || ls "$out"/kunit/*.tap >/dev/null 2>&1 || rec fail "kunit (no suites ran)"
 
 tap_dir() { # dir kind
 	local f name cnt rc
@@ -107,7 +122,7 @@ tap_dir() { # dir kind
 	done
 }
 tap_dir selftests selftest
-ls "$out"/selftests/*.tap >/dev/null 2>&1 || rec fail "selftests (none ran)"
+[ "$part" = smb ] || ls "$out"/selftests/*.tap >/dev/null 2>&1 || rec fail "selftests (none ran)"
 tap_dir userspace userspace
 if [ -n "$us" ]; then
 	ls "$out"/userspace/*.tap >/dev/null 2>&1 || rec fail "userspace (none ran)"

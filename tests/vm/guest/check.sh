@@ -6,10 +6,13 @@
 # and leaves everything the host judges in $SD_OUT:
 #   kunit/<suite>.tap, selftests/<name>.tap, dmesg.txt, kmemleak.txt,
 #   canary-dmesg.txt
-# Usage: check.sh SELFTEST_DIR USERSPACE_BUILD
+# Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD
+# PART: kernel (KUnit, kselftests, cifs.sh and ksmbd.sh) or smb (the
+# user-space suites and the other interop scripts); see check-vm.sh.
 set -u
 selftests=$1
-export SD_US=${2:-}
+part=$2
+export SD_US=${3:-}
 out=$SD_OUT
 mkdir -p "$out/kunit" "$out/selftests"
 
@@ -24,15 +27,15 @@ fi
 # KUnit suites of a module run when it loads; the results stay in debugfs
 # until it is removed.
 for r in /sys/kernel/debug/kunit/*/results; do
-	[ -f "$r" ] || continue
+	[ -f "$r" ] && [ "$part" = kernel ] || continue
 	suite=$(basename "$(dirname "$r")")
 	cp "$r" "$out/kunit/$suite.tap"
 done
 
 for t in "$selftests"/*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
+	[ -x "$t" ] && [ -f "$t" ] && [ "$part" = kernel ] || continue
 	name=$(basename "$t")
-	echo "guest: selftest $name"
+	echo "guest: selftest $name (at ${SECONDS} s)"
 	(cd "$selftests" && timeout 600 "$t") > "$out/selftests/$name.tap" 2>&1
 	echo "exit $?" > "$out/selftests/$name.rc"
 done
@@ -42,10 +45,10 @@ done
 # interop scripts, which leave ksmbd running on the SMB ports.
 mkdir -p "$out/userspace"
 for t in "$SD_REPO"/tests/userspace/*.sh; do
-	[ -f "$t" ] && [ -n "$SD_US" ] || continue
+	[ -f "$t" ] && [ -n "$SD_US" ] && [ "$part" = smb ] || continue
 	name=$(basename "$t" .sh)
 	[ "$name" = build ] && continue
-	echo "guest: userspace $name"
+	echo "guest: userspace $name (at ${SECONDS} s)"
 	SD_SELFTESTS=$selftests timeout 900 bash "$t" > "$out/userspace/$name.tap" 2>&1
 	echo "exit $?" > "$out/userspace/$name.rc"
 done
@@ -56,13 +59,20 @@ mkdir -p "$out/interop"
 for t in "$SD_REPO"/tests/interop/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	# Without the user space only the transport-level interop runs.
-	[ -n "$SD_US" ] || [ "$name" = cifs ] || [ "$name" = ksmbd ] || continue
-	echo "guest: interop $name"
+	# The kernel part runs the transport-level interop, the smb part
+	# (which has the user space) the rest.
+	case $part/$name in
+	kernel/cifs | kernel/ksmbd) ;;
+	kernel/*) continue ;;
+	smb/cifs | smb/ksmbd) continue ;;
+	*) [ -n "$SD_US" ] || continue ;;
+	esac
+	echo "guest: interop $name (at ${SECONDS} s)"
 	SD_SELFTESTS=$selftests timeout 300 bash "$t" > "$out/interop/$name.tap" 2>&1
 	echo "exit $?" > "$out/interop/$name.rc"
 done
 
+echo "guest: rmmod (at ${SECONDS} s)"
 if ! rmmod af_smbdirect; then
 	echo "guest: rmmod af_smbdirect failed"
 	: > "$out/rmmod-failed"

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-vms.sh ROOT BUILD "SERIES..." [demo]
+#
+# Every VM boot of make check, two at a time: a TCG guest running these
+# tests keeps about one of this machine's two cores busy (their traffic is
+# round trips through rxe/siw), so two boots side by side take little
+# longer than one. First everything is built, one kernel after the other
+# (check-vm.sh PART=prepare), so that no two boots build into the same
+# directory. Then:
+#   lane 1: the smb part of each kernel in USERSPACE_KERNELS (user-space
+#           suites and SMB-stack interop), the longest single boot;
+#   lane 2: the kernel part of each kernel (KUnit, kselftests, transport
+#           interop), then, with "demo", `make check-demo`.
+# Lane 2 prints as it goes, lane 1 when it is done (BUILD/logs/vm-lane1.log).
+# Exit 1 when any part failed.
+set -uo pipefail
+root=$1 build=$2 kernels=$3 demo=${4:-}
+mkdir -p "$build/logs"
+rc=0
+for k in $kernels; do
+	"$root/tests/vm/check-vm.sh" "$root" "$build" "$k" prepare || rc=1
+done
+
+lane1() {
+	local k r=0
+	for k in $kernels; do
+		case " ${USERSPACE_KERNELS:-7.2} " in
+		*" $k "*) "$root/tests/vm/check-vm.sh" "$root" "$build" "$k" smb || r=1 ;;
+		esac
+	done
+	return $r
+}
+log1=$build/logs/vm-lane1.log
+lane1 >"$log1" 2>&1 &
+pid1=$!
+
+for k in $kernels; do
+	"$root/tests/vm/check-vm.sh" "$root" "$build" "$k" kernel || rc=1
+done
+if [ "$demo" = demo ]; then
+	make --no-print-directory -C "$root" check-demo NO_RESET=1 BUILD="$build" || rc=1
+fi
+wait $pid1 || rc=1
+cat "$log1"
+exit $rc

@@ -23,11 +23,34 @@
 /* Longest close() waits for queued data to leave without SO_LINGER. */
 #define SD_CLOSE_DRAIN_JIFFIES (10 * HZ)
 
-static struct proto sd_proto = {
+static int sd_inet_sk_init(struct sock *sk);
+
+/* inet_create() calls ->unhash() only when ->init() failed; nothing to do. */
+static void sd_unhash(struct sock *sk)
+{
+}
+
+/*
+ * One proto for both entry points: AF_SMBDIRECT sockets are allocated by
+ * sd_sock_alloc(), IPPROTO_SMBDIRECT ones by inet_create()/inet6_create(),
+ * which then call ->init().
+ */
+struct proto sd_proto = {
 	.name = "AF_SMBDIRECT",
 	.owner = THIS_MODULE,
 	.obj_size = sizeof(struct sd_sock),
+	.init = sd_inet_sk_init,
+	.unhash = sd_unhash,
+#if IS_ENABLED(CONFIG_IPV6)
+	SD_PROTO_IPV6_PINFO(struct sd_sock, inet6)
+#endif
 };
+
+#if IS_ENABLED(CONFIG_IPV6)
+static_assert(!SD_IPV6_PINFO_MUST_BE_LAST ||
+	      offsetof(struct sd_sock, inet6) + sizeof(struct ipv6_pinfo) ==
+	      sizeof(struct sd_sock));
+#endif
 
 static const struct proto_ops sd_ops;
 
@@ -39,8 +62,27 @@ static void sd_sk_destruct(struct sock *sk)
 	sd_queues_free(sd, true);
 }
 
+/* What every socket of ours starts with, whoever allocated it. */
+static void sd_sock_setup(struct sd_sock *sd, int type)
+{
+	struct sock *sk = &sd->sk;
+
+	sk->sk_type = type;
+	sk->sk_destruct = sd_sk_destruct;
+	sd_conn_setup(sd);
+	sd->type = type;
+	sd->state = SD_UNCONNECTED;
+	sd_opts_default(&sd->opts);
+	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
+	sock_set_flag(sk, SOCK_KEEPOPEN);
+}
+
+/*
+ * A new socket of family (AF_SMBDIRECT's number, or AF_INET/AF_INET6 for
+ * a child of an IPPROTO_SMBDIRECT listener: protocol is the listener's).
+ */
 struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
-			      int type, int kern)
+			      int protocol, int type, int kern)
 {
 	struct sd_sock *sd;
 	struct sock *sk;
@@ -49,16 +91,64 @@ struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
 	if (!sk)
 		return NULL;
 	sock_init_data(sock, sk);
-	sk->sk_type = type;
-	sk->sk_destruct = sd_sk_destruct;
+	sk->sk_protocol = protocol;
 	sd = sd_sk(sk);
-	sd_conn_setup(sd);
-	sd->type = type;
-	sd->state = SD_UNCONNECTED;
-	sd_opts_default(&sd->opts);
-	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
-	sock_set_flag(sk, SOCK_KEEPOPEN);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (family == AF_INET6)
+		sd->inet.pinet6 = &sd->inet6;
+#endif
+	sd_sock_setup(sd, type);
 	return sd;
+}
+
+/*
+ * socket(AF_INET[6], SOCK_STREAM, IPPROTO_SMBDIRECT): inet_create() has
+ * allocated sk, set up its inet (and ipv6) part and sk_protocol, and set
+ * sk_destruct to inet_sock_destruct(), which expects a TCP-like state
+ * machine; ours replaces it.
+ */
+static int sd_inet_sk_init(struct sock *sk)
+{
+	sd_sock_setup(sd_sk(sk), sk->sk_type);
+	return 0;
+}
+
+static bool sd_is_inet(const struct sock *sk)
+{
+	return sk->sk_family == AF_INET || sk->sk_family == AF_INET6;
+}
+
+/*
+ * The address a bind() or connect() of ours takes. AF_SMBDIRECT takes
+ * IPv4 and IPv6 alike. An IPPROTO_SMBDIRECT socket takes its own family
+ * only, as TCP does, and an AF_INET6 one an IPv4-mapped address as that
+ * IPv4 address unless IPV6_V6ONLY is set.
+ */
+static int sd_sock_addr(struct sock *sk, struct sockaddr *addr, int len,
+			bool for_connect, struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)addr;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	int err = sd_addr_check(addr, len, for_connect);
+
+	if (err)
+		return err;
+	if (sd_is_inet(sk) && addr->sa_family != sk->sk_family)
+		return -EAFNOSUPPORT;
+	memset(ss, 0, sizeof(*ss));
+	if (sk->sk_family == AF_INET6 && ipv6_addr_v4mapped(&sin6->sin6_addr)) {
+		if (sk->sk_ipv6only)
+			return for_connect ? -ENETUNREACH : -EINVAL;
+		sin->sin_family = AF_INET;
+		sin->sin_port = sin6->sin6_port;
+		sin->sin_addr.s_addr = sin6->sin6_addr.s6_addr32[3];
+		if (for_connect && (!sin->sin_addr.s_addr ||
+				    ipv4_is_multicast(sin->sin_addr.s_addr)))
+			return -EINVAL;
+		return 0;
+	}
+	memcpy(ss, addr, sd_addr_len(addr));
+	return 0;
 }
 
 int sd_sock_create(struct net *net, struct socket *sock, int family,
@@ -70,7 +160,7 @@ int sd_sock_create(struct net *net, struct socket *sock, int family,
 		return -ESOCKTNOSUPPORT;
 	sock->ops = &sd_ops;
 	sock->state = SS_UNCONNECTED;
-	return sd_sock_alloc(net, sock, family, sock->type, kern) ? 0 : -ENOMEM;
+	return sd_sock_alloc(net, sock, family, 0, sock->type, kern) ? 0 : -ENOMEM;
 }
 
 static bool sd_drained(struct sd_sock *sd)
@@ -159,11 +249,10 @@ static int sd_bind(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len)
 	u16 port;
 	int err;
 
-	err = sd_addr_check(addr, len, false);
+	err = sd_sock_addr(sk, addr, len, false, &ss);
 	if (err)
 		return err;
-	memcpy(&ss, addr, sd_addr_len(addr));
-	port = sd_addr_port(addr);
+	port = sd_addr_port((struct sockaddr *)&ss);
 	/* The same rule as TCP, in the socket's own namespace. */
 	if (port && inet_port_requires_bind_service(sock_net(sk), port) &&
 	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
@@ -228,10 +317,9 @@ static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int 
 		}
 		break;
 	case SD_UNCONNECTED:
-		err = sd_addr_check(addr, len, true);
+		err = sd_sock_addr(sk, addr, len, true, &ss);
 		if (err)
 			goto out;
-		memcpy(&ss, addr, sd_addr_len(addr));
 		sd->state = SD_CONNECTING;
 		sock->state = SS_CONNECTING;
 		err = sd_cm_connect(sd, (struct sockaddr *)&ss);
@@ -372,7 +460,19 @@ static int sd_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 	}
 	ss = peer ? &sd->peer : &sd->local;
 	len = sd_addr_len((struct sockaddr *)ss);
-	if (!len) {
+	if (sock->sk->sk_family == AF_INET6 && len != sizeof(struct sockaddr_in6)) {
+		/* IPv4 on an AF_INET6 socket: mapped, as TCP reports it. */
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)uaddr;
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		memset(sin6, 0, sizeof(*sin6));
+		sin6->sin6_family = AF_INET6;
+		if (len) {
+			sin6->sin6_port = sin->sin_port;
+			ipv6_addr_set_v4mapped(sin->sin_addr.s_addr, &sin6->sin6_addr);
+		}
+		len = sizeof(*sin6);
+	} else if (!len) {
 		/* Unbound: the IPv4 wildcard, port 0, as TCP reports it. */
 		memset(uaddr, 0, sizeof(struct sockaddr_in));
 		uaddr->sa_family = AF_INET;
@@ -538,7 +638,21 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 	struct sd_sock *sd = sd_sk(sk);
 	int val, err;
 
-	if (level != SOL_SMBDIRECT)
+	if (sk->sk_family == AF_INET6 && level == SOL_IPV6 && optname == IPV6_V6ONLY) {
+		if (optlen < sizeof(int))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		lock_sock(sk);
+		/* As TCP: only before bind() (listen() and connect() bind). */
+		if (sd->bound || sd->state != SD_UNCONNECTED)
+			err = -EINVAL;
+		else
+			sk->sk_ipv6only = !!val;
+		release_sock(sk);
+		return err;
+	}
+	if (!sd_sol_level(level))
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
 		return -EINVAL;
@@ -561,15 +675,22 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 {
 	struct sd_sock *sd = sd_sk(sock->sk);
 	int len, val, err;
+	bool v6only = sock->sk->sk_family == AF_INET6 && level == SOL_IPV6 &&
+		      optname == IPV6_V6ONLY;
 
-	if (level != SOL_SMBDIRECT)
+	if (!v6only && !sd_sol_level(level))
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
 	if (len < (int)sizeof(int))
 		return -EINVAL;
 	lock_sock(sock->sk);
-	err = sd_opt_get(&sd->opts, optname, &val);
+	if (v6only) {
+		val = sock->sk->sk_ipv6only;
+		err = 0;
+	} else {
+		err = sd_opt_get(&sd->opts, optname, &val);
+	}
 	release_sock(sock->sk);
 	if (err)
 		return err;
@@ -578,27 +699,41 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 	return 0;
 }
 
+#define SD_PROTO_OPS \
+	.owner = THIS_MODULE,			\
+	.release = sd_release,			\
+	.bind = sd_bind,			\
+	.connect = sd_connect,			\
+	.socketpair = sock_no_socketpair,	\
+	.accept = sd_accept,			\
+	.getname = sd_getname,			\
+	.poll = sd_poll,			\
+	.ioctl = sd_ioctl,			\
+	.listen = sd_listen,			\
+	.shutdown = sd_shutdown,		\
+	.setsockopt = sd_setsockopt,		\
+	.getsockopt = sd_getsockopt,		\
+	.sendmsg = sd_sendmsg,			\
+	.recvmsg = sd_recvmsg,			\
+	.mmap = sock_no_mmap
+
 /*
  * .family stays 0: the slot is picked at load, and the kernel reads only
  * the net_proto_family's number and sk->sk_family.
  */
 static const struct proto_ops sd_ops = {
-	.owner = THIS_MODULE,
-	.release = sd_release,
-	.bind = sd_bind,
-	.connect = sd_connect,
-	.socketpair = sock_no_socketpair,
-	.accept = sd_accept,
-	.getname = sd_getname,
-	.poll = sd_poll,
-	.ioctl = sd_ioctl,
-	.listen = sd_listen,
-	.shutdown = sd_shutdown,
-	.setsockopt = sd_setsockopt,
-	.getsockopt = sd_getsockopt,
-	.sendmsg = sd_sendmsg,
-	.recvmsg = sd_recvmsg,
-	.mmap = sock_no_mmap,
+	SD_PROTO_OPS,
+};
+
+/* IPPROTO_SMBDIRECT sockets: the same calls (af_inet.c registers them). */
+const struct proto_ops sd_inet_ops = {
+	.family = PF_INET,
+	SD_PROTO_OPS,
+};
+
+const struct proto_ops sd_inet6_ops = {
+	.family = PF_INET6,
+	SD_PROTO_OPS,
 };
 
 int sd_proto_init(void)

@@ -31,4 +31,17 @@
 #define SD_ACCEPT_KERN (kern)
 #endif
 
+/*
+ * Where inet6_create() finds an IPv6 socket's struct ipv6_pinfo: at
+ * proto->ipv6_pinfo_offset since 6.7, before that at the end of the object
+ * (obj_size - sizeof(struct ipv6_pinfo)).
+ */
+#if SD_KERNEL_AT_LEAST(6, 7)
+#define SD_PROTO_IPV6_PINFO(type, member) .ipv6_pinfo_offset = offsetof(type, member),
+#define SD_IPV6_PINFO_MUST_BE_LAST 0
+#else
+#define SD_PROTO_IPV6_PINFO(type, member)
+#define SD_IPV6_PINFO_MUST_BE_LAST 1
+#endif
+
 #endif

@@ -31,11 +31,16 @@ static int __init af_smbdirect_init(void)
 	err = af_smbdirect_family_init();
 	if (err)
 		goto out_device;
+	err = sd_inet_init();
+	if (err)
+		goto out_family;
 	af_smbdirect_test_hooks_init();
 	pr_info("loaded: address family %d, protocol core ABI %d\n",
 		af_smbdirect_family(), sd_core_abi_version());
 	return 0;
 
+out_family:
+	af_smbdirect_family_exit();
 out_device:
 	sd_device_exit();
 out_proto:
@@ -48,6 +53,7 @@ out_conn:
 static void __exit af_smbdirect_exit(void)
 {
 	af_smbdirect_test_hooks_exit();
+	sd_inet_exit();
 	af_smbdirect_family_exit();
 	sd_device_exit();
 	sd_proto_exit();

@@ -185,7 +185,8 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	if (!ok)
 		goto reject;
 	child = sd_sock_alloc(sock_net(&lsd->sk), NULL, lsd->sk.sk_family,
-			      lsd->type, !lsd->sk.sk_net_refcnt);
+			      lsd->sk.sk_protocol, lsd->type,
+			      !lsd->sk.sk_net_refcnt);
 	if (!child)
 		goto reject;
 	child->opts = lsd->opts;
@@ -322,6 +323,12 @@ int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr)
 
 	if (err)
 		return err;
+	/* An AF_INET6 socket on :: takes IPv4 too unless IPV6_V6ONLY, as TCP. */
+	if (sd->sk.sk_family == AF_INET6 && addr->sa_family == AF_INET6) {
+		err = rdma_set_afonly(sd->cm_id, sd->sk.sk_ipv6only);
+		if (err)
+			return err;
+	}
 	err = rdma_bind_addr(sd->cm_id, addr);
 	if (err)
 		return err;
@@ -347,11 +354,15 @@ int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr)
 
 int sd_cm_listen(struct sd_sock *sd, int backlog)
 {
+	struct sockaddr_in6 any6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in any = { .sin_family = AF_INET };
 	int err;
 
 	if (!sd->bound) {
-		err = sd_cm_bind(sd, (struct sockaddr *)&any);
+		/* As TCP: an unbound AF_INET6 listener is on ::, IPv4 too. */
+		err = sd_cm_bind(sd, sd->sk.sk_family == AF_INET6 ?
+				 (struct sockaddr *)&any6 :
+				 (struct sockaddr *)&any);
 		if (err)
 			return err;
 	}

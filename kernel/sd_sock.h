@@ -22,10 +22,13 @@
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/ipv6.h>
+#include <net/inet_sock.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "uapi/linux/smbdirect.h"
 #include "smbdirect_core.h"
 #include "sd_params.h"
 
@@ -74,7 +77,15 @@ struct sd_msg {
 struct sd_reg;
 
 struct sd_sock {
-	struct sock sk;		/* first: sk_alloc() allocates struct sd_sock */
+	/*
+	 * First: sk_alloc() allocates struct sd_sock. A socket made by
+	 * socket(AF_INET[6], SOCK_STREAM, IPPROTO_SMBDIRECT) comes from
+	 * inet_create()/inet6_create(), which write inet_sock fields.
+	 */
+	union {
+		struct sock sk;
+		struct inet_sock inet;
+	};
 	enum sd_state state;
 	int type;		/* SOCK_STREAM or SOCK_SEQPACKET */
 	struct sd_opts opts;	/* local parameters, fixed at connect/listen */
@@ -162,6 +173,10 @@ struct sd_sock {
 	struct list_head pending;	/* children negotiating */
 	struct list_head ready;		/* children negotiated, for accept() */
 	unsigned int nr_children;
+#if IS_ENABLED(CONFIG_IPV6)
+	/* Last (see SD_PROTO_IPV6_PINFO): inet6_create() sets it up. */
+	struct ipv6_pinfo inet6;
+#endif
 };
 
 static inline struct sd_sock *sd_sk(const struct sock *sk)
@@ -178,7 +193,22 @@ void sd_proto_exit(void);
 int sd_sock_create(struct net *net, struct socket *sock, int family,
 		   int protocol, int kern);
 struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
-			      int type, int kern);
+			      int protocol, int type, int kern);
+extern struct proto sd_proto;
+extern const struct proto_ops sd_inet_ops;
+extern const struct proto_ops sd_inet6_ops;
+
+/* af_inet.c: the IPPROTO_SMBDIRECT entry point */
+int sd_inet_init(void);
+void sd_inet_exit(void);
+int sd_sol_level_ipproto(void);
+
+/* A level our options answer at: SOL_SMBDIRECT or upstream's 289. */
+static inline bool sd_sol_level(int level)
+{
+	return level == SOL_SMBDIRECT ||
+	       (sd_sol_level_ipproto() && level == sd_sol_level_ipproto());
+}
 
 /* sd_conn.c: connection state shared by every context */
 extern struct workqueue_struct *sd_wq;

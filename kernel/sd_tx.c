@@ -341,7 +341,8 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 }
 
 /*
- * The one control message: SMBDIRECT_CMSG_SEND_INVALIDATE. Returns 1 with
+ * The one control message: SMBDIRECT_CMSG_SEND_INVALIDATE, or upstream's
+ * SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE at level 289. Returns 1 with
  * *token set, 0 without one, -EINVAL for anything else.
  */
 static int sd_send_cmsg(struct msghdr *msg, u32 *token)
@@ -350,8 +351,14 @@ static int sd_send_cmsg(struct msghdr *msg, u32 *token)
 	int found = 0;
 
 	for_each_cmsghdr(cmsg, msg) {
-		if (!CMSG_OK(msg, cmsg) || cmsg->cmsg_level != SOL_SMBDIRECT ||
-		    cmsg->cmsg_type != SMBDIRECT_CMSG_SEND_INVALIDATE ||
+		bool ours = cmsg->cmsg_level == SOL_SMBDIRECT &&
+			    cmsg->cmsg_type == SMBDIRECT_CMSG_SEND_INVALIDATE;
+		bool upstream = sd_sol_level_ipproto() &&
+				cmsg->cmsg_level == sd_sol_level_ipproto() &&
+				cmsg->cmsg_type == SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE;
+
+		/* Both carry one __u32, the peer's token. */
+		if (!CMSG_OK(msg, cmsg) || !(ours || upstream) ||
 		    cmsg->cmsg_len != CMSG_LEN(sizeof(u32)) || found)
 			return -EINVAL;
 		memcpy(token, CMSG_DATA(cmsg), sizeof(u32));

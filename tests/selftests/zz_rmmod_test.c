@@ -14,6 +14,7 @@
 #include "sd_test.h"
 
 #define REFCNT "/sys/module/af_smbdirect/refcnt"
+#define INET_PARAM "/sys/module/af_smbdirect/parameters/inet_protocol"
 
 static pid_t harness_pid;
 
@@ -123,6 +124,17 @@ TEST_F_TIMEOUT(rmmod, refused_while_sockets_exist_then_clean, 120)
 	self->fds[0] = -1;
 	EXPECT_EQ(0, wait_unpinned(10000)) TH_LOG("a closed socket still pins the module");
 
+	/* An IPPROTO_SMBDIRECT socket of each inet family. */
+	self->fds[0] = socket(AF_INET, SOCK_STREAM, IPPROTO_SMBDIRECT);
+	self->fds[3] = socket(AF_INET6, SOCK_STREAM, IPPROTO_SMBDIRECT);
+	ASSERT_LE(0, self->fds[0]) TH_LOG("AF_INET socket: %s", strerror(errno));
+	ASSERT_LE(0, self->fds[3]) TH_LOG("AF_INET6 socket: %s", strerror(errno));
+	expect_refused(_metadata, "IPPROTO_SMBDIRECT sockets");
+	close(self->fds[0]);
+	close(self->fds[3]);
+	self->fds[0] = self->fds[3] = -1;
+	EXPECT_EQ(0, wait_unpinned(10000)) TH_LOG("closed inet sockets still pin the module");
+
 	if (sd_have_device(&rxe)) {
 		/* A listener. */
 		self->fds[0] = sd_listen_type(&rxe, SOCK_SEQPACKET, 1, &port);
@@ -150,6 +162,12 @@ TEST_F_TIMEOUT(rmmod, refused_while_sockets_exist_then_clean, 120)
 	EXPECT_FALSE(module_loaded());
 	/* The family slot is free again: nothing answers for it. */
 	EXPECT_EQ(-ENOENT, sd_family());
+	/* Neither does the protocol number. */
+	r = socket(AF_INET, SOCK_STREAM, IPPROTO_SMBDIRECT);
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
+	if (r >= 0)
+		close(r);
 
 	ASSERT_EQ(0, reload());
 	self->fds[0] = sd_socket(SOCK_SEQPACKET);
@@ -158,6 +176,45 @@ TEST_F_TIMEOUT(rmmod, refused_while_sockets_exist_then_clean, 120)
 		r = sd_pair_type(&rxe, SOCK_STREAM, &self->fds[1], &self->fds[2], &why);
 		EXPECT_EQ(0, r) TH_LOG("after reload, %s: %s", why, strerror(-r));
 	}
+}
+
+/*
+ * A kernel that already serves the protocol number keeps it: the module
+ * loads without its inet entry point (inet_protocol reads 0, one line in
+ * dmesg) and AF_SMBDIRECT works. Shown with TCP's number, which every
+ * kernel serves for SOCK_STREAM.
+ */
+TEST_F_TIMEOUT(rmmod, protocol_already_served_is_left_alone, 60)
+{
+	const char *dir = getenv("SD_MODULE_DIR");
+	char cmd[512];
+	long v = -1;
+	int fd;
+
+	if (!dir)
+		SKIP(return, "SD_MODULE_DIR is not set: could not load the module again");
+	ASSERT_EQ(0, wait_unpinned(30000));
+	ASSERT_EQ(0, system("rmmod af_smbdirect"));
+	snprintf(cmd, sizeof(cmd), "insmod '%s/af_smbdirect.ko' inet_protocol=%d", dir,
+		 IPPROTO_TCP);
+	ASSERT_EQ(0, system(cmd));
+	EXPECT_EQ(0, sd_read_long(INET_PARAM, &v));
+	EXPECT_EQ(0, v);
+	EXPECT_EQ(0, system("dmesg | tail -n 20 | grep -q 'SOCK_STREAM, 6) is already served by the running kernel'"))
+		TH_LOG("no dmesg line saying the protocol was left alone");
+	/* TCP still answers it, not us. */
+	fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, getsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_SEND_CREDIT_TARGET,
+				 &(int){ 0 }, &(socklen_t){ sizeof(int) }));
+	close(fd);
+	self->fds[0] = sd_socket(SOCK_STREAM);
+	EXPECT_LE(0, self->fds[0]) TH_LOG("AF_SMBDIRECT: %s", strerror(-self->fds[0]));
+	close(self->fds[0]);
+	self->fds[0] = -1;
+	ASSERT_EQ(0, wait_unpinned(10000));
+	ASSERT_EQ(0, system("rmmod af_smbdirect"));
+	/* The teardown loads it again with the defaults. */
 }
 
 TEST_HARNESS_MAIN

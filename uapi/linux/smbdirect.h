@@ -289,4 +289,42 @@ struct smbdirect_rdma {
  */
 #define SMBDIRECT_CMSG_SEND_INVALIDATE 1
 
+/*
+ * Two entry points to the same socket.
+ *
+ * Ours: socket(<AF_SMBDIRECT>, SOCK_STREAM or SOCK_SEQPACKET, 0), the
+ * family number read from SMBDIRECT_FAMILY_SYSFS; options and the control
+ * message at level SOL_SMBDIRECT (0x5344), as above. Works wherever the
+ * module loads, with SOCK_SEQPACKET too.
+ *
+ * Upstream's proposal (Stefan Metzmacher, netdev/linux-cifs, Nov 2025 and
+ * Apr 2026; not merged): socket(AF_INET or AF_INET6, SOCK_STREAM,
+ * IPPROTO_SMBDIRECT), an inet stream socket to SELinux, seccomp and
+ * systemd's RestrictAddressFamilies; options at level 289 as well as
+ * SOL_SMBDIRECT, and the remote-invalidation control message as level 289,
+ * type SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE, data struct
+ * smbdirect_cmsg_remote_invalidate (SMBDIRECT_CMSG_SEND_INVALIDATE at
+ * SOL_SMBDIRECT is accepted on these sockets too). Module parameters
+ * inet_protocol and sol_level hold the numbers (0: that entry point off);
+ * when the running kernel already serves the protocol number the module
+ * leaves it alone (one line in dmesg) and AF_SMBDIRECT stays.
+ * /sys/module/af_smbdirect/parameters/inet_protocol reads 0 then.
+ * An AF_INET socket takes only IPv4 addresses, an AF_INET6 one IPv6 and
+ * IPv4-mapped ones (not with IPV6_V6ONLY), and a listener on :: takes IPv4
+ * connections unless IPV6_V6ONLY is set, as TCP.
+ */
+#define SMBDIRECT_IPPROTO 257
+#define SMBDIRECT_SOL_IPPROTO 289
+#ifndef IPPROTO_SMBDIRECT
+#define IPPROTO_SMBDIRECT SMBDIRECT_IPPROTO
+#endif
+#define SMBDIRECT_INET_PROTOCOL_SYSFS "/sys/module/af_smbdirect/parameters/inet_protocol"
+
+struct smbdirect_cmsg_remote_invalidate {
+	__u32 remote_token;
+};
+
+#define SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE \
+	_IOW('S', 0x20, struct smbdirect_cmsg_remote_invalidate)
+
 #endif /* _UAPI_LINUX_SMBDIRECT_H */

@@ -49,6 +49,14 @@ TEST(SocketArgs, DomainTypeFlagsAreCheckedFirst)
 	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_STREAM, SOCK_STREAM), -EINVAL);
 	// Unknown bits in type that are not socket flags.
 	EXPECT_EQ(smbdirect_socket(AF_INET6, SOCK_STREAM | 0x10000, 0), -ESOCKTNOSUPPORT);
+	// Upstream's entry point: a flag, not a type bit; stream sockets only.
+	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_STREAM | SMBDIRECT_SOCKET_IPPROTO, 0),
+		  -ESOCKTNOSUPPORT);
+	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_SEQPACKET, SMBDIRECT_SOCKET_IPPROTO),
+		  -ESOCKTNOSUPPORT);
+	EXPECT_EQ(smbdirect_socket(AF_UNIX, SOCK_STREAM, SMBDIRECT_SOCKET_IPPROTO), -EAFNOSUPPORT);
+	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_STREAM, SMBDIRECT_SOCKET_IPPROTO | 0x1000),
+		  -EINVAL);
 }
 
 TEST(SocketArgs, WithoutTheModuleValidCallsSayNotLoaded)
@@ -59,6 +67,7 @@ TEST(SocketArgs, WithoutTheModuleValidCallsSayNotLoaded)
 	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_STREAM, 0), -ENOENT);
 	EXPECT_EQ(smbdirect_socket(AF_UNSPEC, SOCK_SEQPACKET | SOCK_CLOEXEC, SOCK_NONBLOCK),
 		  -ENOENT);
+	EXPECT_EQ(smbdirect_socket(AF_INET6, SOCK_STREAM, SMBDIRECT_SOCKET_IPPROTO), -ENOENT);
 	// The same wrong arguments keep their own errors: checked before the family.
 	EXPECT_EQ(smbdirect_socket(AF_INET, SOCK_DGRAM, 0), -ESOCKTNOSUPPORT);
 	char why[128] = "unchanged";

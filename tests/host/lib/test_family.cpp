@@ -65,6 +65,17 @@ TEST_F(FamilyFile, NoAddressFamilyIsThatLarge)
 	EXPECT_EQ(read_with("99999999999999999999\n"), -ERANGE);
 }
 
+// The inet_protocol parameter: 257 is a protocol number, not a family.
+TEST_F(FamilyFile, ProtocolNumbersHaveTheirOwnLimit)
+{
+	EXPECT_EQ(read_with("257\n"), -ERANGE);
+	EXPECT_EQ(sd::detail::read_number_file(path_.c_str(), 65536), 257);
+	read_with("0\n");
+	EXPECT_EQ(sd::detail::read_number_file(path_.c_str(), 65536), -ENOENT);
+	read_with("70000\n");
+	EXPECT_EQ(sd::detail::read_number_file(path_.c_str(), 65536), -ERANGE);
+}
+
 TEST(Family, MissingFileIsNotLoaded)
 {
 	EXPECT_EQ(sd::detail::read_family_file("/nonexistent/af_smbdirect/family"), -ENOENT);

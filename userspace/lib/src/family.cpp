@@ -36,6 +36,11 @@ void close_quietly(int fd) noexcept
 
 int read_family_file(const char *path) noexcept
 {
+	return read_number_file(path, family_limit);
+}
+
+int read_number_file(const char *path, long limit) noexcept
+{
 	char buf[32];
 	int fd = ::open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -58,7 +63,7 @@ int read_family_file(const char *path) noexcept
 		if (buf[i] < '0' || buf[i] > '9')
 			return -EINVAL;
 		value = value * 10 + (buf[i] - '0');
-		if (value >= family_limit)
+		if (value >= limit)
 			return -ERANGE;
 	}
 	return value == 0 ? -ENOENT : static_cast<int>(value);

@@ -16,6 +16,9 @@ namespace sd::detail
 // -errno when it cannot be read.
 int read_family_file(const char *path) noexcept;
 
+// The same for any module parameter holding a number below limit.
+int read_number_file(const char *path, long limit) noexcept;
+
 // Reads SMBDIRECT_FAMILY_SYSFS again and caches the result (a failure
 // clears the cache). Returns what smbdirect_family() would.
 int refresh_family() noexcept;

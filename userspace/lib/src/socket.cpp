@@ -16,16 +16,22 @@ namespace
 {
 
 constexpr int socket_flags = SOCK_CLOEXEC | SOCK_NONBLOCK;
+constexpr int create_flags = socket_flags | SMBDIRECT_SOCKET_IPPROTO;
+// Protocol numbers are below IPPROTO_MAX (263 in Linux 7.2).
+constexpr long protocol_limit = 65536;
 
 // domain/type/flags as smbdirect_socket() takes them; 0 or -errno.
 int check_socket_args(int domain, int type, int flags) noexcept
 {
 	if (domain != AF_INET && domain != AF_INET6 && domain != AF_UNSPEC)
 		return -EAFNOSUPPORT;
-	if (flags & ~socket_flags)
+	if (flags & ~create_flags)
 		return -EINVAL;
 	int base = type & ~socket_flags;
 	if (base != SOCK_STREAM && base != SOCK_SEQPACKET)
+		return -ESOCKTNOSUPPORT;
+	// Upstream's shape is a stream socket only.
+	if ((flags & SMBDIRECT_SOCKET_IPPROTO) && base != SOCK_STREAM)
 		return -ESOCKTNOSUPPORT;
 	return 0;
 }
@@ -53,6 +59,17 @@ int smbdirect_socket(int domain, int type, int flags)
 	int err = check_socket_args(domain, type, flags);
 	if (err)
 		return err;
+	if (flags & SMBDIRECT_SOCKET_IPPROTO) {
+		// -ENOENT: not loaded; 0 in the file: loaded without it.
+		int protocol = read_number_file(SMBDIRECT_INET_PROTOCOL_SYSFS, protocol_limit);
+		if (protocol == -ENOENT && smbdirect_family() > 0)
+			return -EPROTONOSUPPORT;
+		if (protocol < 0)
+			return protocol;
+		int fd = ::socket(domain == AF_UNSPEC ? AF_INET6 : domain,
+				  type | (flags & socket_flags), protocol);
+		return fd >= 0 ? fd : neg_errno();
+	}
 	int family = smbdirect_family();
 	if (family < 0)
 		return family;

@@ -50,10 +50,22 @@ int smbdirect_available(char *why, size_t why_len);
 /* --- sockets -------------------------------------------------------------- */
 
 /*
+ * A flag of smbdirect_socket(), smbdirect_connect() and smbdirect_listen():
+ * make the socket through upstream's proposed entry point,
+ * socket(AF_INET or AF_INET6, SOCK_STREAM, IPPROTO_SMBDIRECT), instead of
+ * AF_SMBDIRECT. The same socket (options, ioctls, RDMA) that is an inet
+ * stream socket to security modules and seccomp; SOCK_STREAM only.
+ * -EPROTONOSUPPORT when the module runs without that entry point.
+ */
+#define SMBDIRECT_SOCKET_IPPROTO 0x40000000
+
+/*
  * A new SMB-Direct socket. domain: AF_INET, AF_INET6 or AF_UNSPEC (the
- * addresses passed to bind/connect decide); type: SOCK_STREAM or
+ * addresses passed to bind/connect decide; with SMBDIRECT_SOCKET_IPPROTO,
+ * AF_UNSPEC is AF_INET6, which takes IPv4 too); type: SOCK_STREAM or
  * SOCK_SEQPACKET, optionally or'ed with SOCK_CLOEXEC / SOCK_NONBLOCK;
- * flags: SOCK_CLOEXEC | SOCK_NONBLOCK. Returns the fd.
+ * flags: SOCK_CLOEXEC | SOCK_NONBLOCK | SMBDIRECT_SOCKET_IPPROTO. Returns
+ * the fd.
  */
 int smbdirect_socket(int domain, int type, int flags);
 

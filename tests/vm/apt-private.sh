@@ -41,12 +41,17 @@ sd_apt_opts=()
 sd_apt_setup() {
 	local uri keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	uri=$(sd_debian_uri)
+	local tmp
 	mkdir -p "$SD_APT/lists/partial" "$SD_APT/archives/partial"
-	cat > "$SD_APT/sources.list.new" <<EOT
+	# Several callers at once (make check boots two VMs side by side):
+	# each writes its own file and renames it into place.
+	tmp=$(mktemp "$SD_APT/sources.list.XXXXXX")
+	cat > "$tmp" <<EOT
 deb [signed-by=$keyring] $uri bookworm-backports main
 deb [signed-by=$keyring] $uri sid main
 EOT
-	mv "$SD_APT/sources.list.new" "$SD_APT/sources.list"
+	chmod 644 "$tmp"
+	mv "$tmp" "$SD_APT/sources.list"
 	sd_apt_opts=(-o "Dir::Etc::sourcelist=$SD_APT/sources.list"
 		-o Dir::Etc::sourceparts=-
 		-o "Dir::State::Lists=$SD_APT/lists"
@@ -58,7 +63,8 @@ EOT
 }
 
 # apt-get with the private sources only; refreshes the lists at most every
-# 12 hours.
+# 12 hours. One caller at a time (flock on $SD_APT.lock): apt's own lock
+# would make a second concurrent update fail instead of wait.
 apt_private() {
 	[ ${#sd_apt_opts[@]} -gt 0 ] || sd_apt_setup
 	if [ "${1:-}" = update ]; then
@@ -66,10 +72,10 @@ apt_private() {
 			return 0
 		fi
 	fi
-	apt-get -q "${sd_apt_opts[@]}" "$@"
+	flock "$SD_APT.lock" apt-get -q "${sd_apt_opts[@]}" "$@"
 }
 
 apt_private_cache() {
 	[ ${#sd_apt_opts[@]} -gt 0 ] || sd_apt_setup
-	apt-cache "${sd_apt_opts[@]}" "$@"
+	flock "$SD_APT.lock" apt-cache "${sd_apt_opts[@]}" "$@"
 }

@@ -213,6 +213,44 @@ for t in $transports; do
 	fi
 done
 
+# --- --inet: the replacements are IPPROTO_SMBDIRECT inet sockets ------------------
+# Same program, same preload; the sockets both ends end up with are
+# socket(AF_INET[6], SOCK_STREAM, 257): SO_DOMAIN the address's family,
+# SO_PROTOCOL 257, and the debug lines name the entry point.
+for t in rxe4 siw6; do
+	name=run.inet.$t.tcponly_${small}mib
+	a=${addr[$t]}
+	want_dom=2
+	[ "$t" = siw6 ] && want_dom=10
+	secs=$((30 + 2 * 14 * small))
+	next_port
+	if ! server "$name" $secs --listen --inet --ports $port -- "$a" $port; then
+		tap_fail "$name" "server did not listen" "$tmp/$name.srv" "$tmp/$name.srv.err"
+		continue
+	fi
+	SMBDIRECT_DEBUG=1 timeout -s KILL $((secs + 5)) "$sd" run --inet --no-fallback \
+		--ports $port -- "$tcponly" client --up $((small * MiB)) --down $((small * MiB)) \
+		--seed $port --timeout $secs "$a" $port >"$tmp/$name.cli" 2>"$tmp/$name.cli.err"
+	crc=$?
+	wait $spid
+	src=$?
+	cdom=$(field "$tmp/$name.cli" client domain)
+	cproto=$(field "$tmp/$name.cli" client protocol)
+	sproto=$(field "$tmp/$name.srv" server protocol)
+	lproto=$(field "$tmp/$name.srv" listening protocol)
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q '^result=ok' "$tmp/$name.cli" &&
+		[ "$cdom" = $want_dom ] && [ "$cproto" = 257 ] && [ "$sproto" = 257 ] &&
+		[ "$lproto" = 257 ] &&
+		grep -q "connect .*:$port -> SMB-Direct (IPPROTO_SMBDIRECT)" "$tmp/$name.cli.err" &&
+		grep -q "bind .*:$port -> SMB-Direct (IPPROTO_SMBDIRECT)\$" "$tmp/$name.srv.err"; then
+		show_debug "$tmp/$name.cli.err" "$tmp/$name.srv.err"
+		tap_ok "$name"
+	else
+		tap_fail "$name" "client exit $crc, server exit $src, client domain $cdom (want $want_dom), protocols $cproto/$sproto/$lproto (want 257)" \
+			"$tmp/$name.cli" "$tmp/$name.cli.err" "$tmp/$name.srv" "$tmp/$name.srv.err"
+	fi
+done
+
 # --- fallback, no fallback, ports, dual stack ----------------------------------
 # 127.0.0.1 has no RDMA route: the client falls back to TCP and works.
 name=run.fallback.loopback

@@ -18,6 +18,9 @@
  *   SMBDIRECT_DEBUG            1: one line on stderr per decision
  *   SMBDIRECT_CONNECT_TIMEOUT  milliseconds the SMB-Direct attempt of a
  *                              connect may take before TCP is tried (5000)
+ *   SMBDIRECT_INET             1: the replacements are socket(AF_INET[6],
+ *                              SOCK_STREAM, IPPROTO_SMBDIRECT), upstream's
+ *                              proposed shape, instead of AF_SMBDIRECT
  * Booleans accept 1/0, yes/no, true/false, on/off (empty = 0).
  */
 #ifndef SMBDIRECT_PRELOAD_CONFIG_HPP
@@ -36,6 +39,7 @@ inline constexpr const char *env_listen = "SMBDIRECT_LISTEN";
 inline constexpr const char *env_no_fallback = "SMBDIRECT_NO_FALLBACK";
 inline constexpr const char *env_debug = "SMBDIRECT_DEBUG";
 inline constexpr const char *env_connect_timeout = "SMBDIRECT_CONNECT_TIMEOUT";
+inline constexpr const char *env_inet = "SMBDIRECT_INET";
 
 inline constexpr std::string_view default_ports = "445,5445";
 inline constexpr unsigned default_connect_timeout_ms = 5000;
@@ -181,6 +185,7 @@ struct Config {
 	bool listen = false;
 	bool fallback = true;
 	bool debug = false;
+	bool inet = false;
 	unsigned connect_timeout_ms = default_connect_timeout_ms;
 	/*
 	 * The first problem found. A preload cannot stop the program it
@@ -234,6 +239,12 @@ template <class Lookup> [[nodiscard]] Config parse_config(Lookup &&lookup)
 			fail(env_no_fallback, b.error);
 		c.fallback = !b.value;
 	}
+	if (const char *v = lookup(env_inet)) {
+		BoolResult b = parse_bool(v);
+		if (b.error)
+			fail(env_inet, b.error);
+		c.inet = b.value;
+	}
 	if (const char *v = lookup(env_connect_timeout)) {
 		UnsignedResult t = parse_unsigned(v, max_connect_timeout_ms);
 		if (!t.error && t.value == 0)
@@ -244,6 +255,15 @@ template <class Lookup> [[nodiscard]] Config parse_config(Lookup &&lookup)
 			c.connect_timeout_ms = static_cast<unsigned>(t.value);
 	}
 	return c;
+}
+
+/* The number in SMBDIRECT_INET_PROTOCOL_SYSFS ("257\n"), 0 when off, or -1. */
+[[nodiscard]] constexpr int parse_protocol(std::string_view text)
+{
+	while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+		text.remove_suffix(1);
+	UnsignedResult r = parse_unsigned(text, 65535);
+	return r.error ? -1 : static_cast<int>(r.value);
 }
 
 /* The number in SMBDIRECT_FAMILY_SYSFS ("23\n"), or -1. */

@@ -219,10 +219,68 @@ SocketIdentity identity(int fd)
 	return id;
 }
 
+/*
+ * IPPROTO_SMBDIRECT's number from SMBDIRECT_INET_PROTOCOL_SYSFS, or -errno:
+ * -ENOENT when the module is not loaded, -EPROTONOSUPPORT when it runs
+ * without its inet entry point (the file says 0).
+ */
+int inet_protocol_number()
+{
+	char buf[32];
+	int fd = open(SMBDIRECT_INET_PROTOCOL_SYSFS, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT && smbdirect_family_number() > 0 ? -EPROTONOSUPPORT
+									  : -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	int protocol = parse_protocol(std::string_view(buf, static_cast<std::size_t>(n)));
+	if (protocol < 0)
+		return -EINVAL;
+	return protocol ? protocol : -EPROTONOSUPPORT;
+}
+
 bool is_smbdirect_fd(int fd)
 {
+	int domain = sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, -1);
+	if (domain == AF_INET || domain == AF_INET6) {
+		int protocol = inet_protocol_number();
+		return protocol > 0 && sockopt_int(fd, SOL_SOCKET, SO_PROTOCOL, -1) == protocol;
+	}
 	int family = smbdirect_family_number();
-	return family > 0 && sockopt_int(fd, SOL_SOCKET, SO_DOMAIN, -1) == family;
+	return family > 0 && domain == family;
+}
+
+/*
+ * How a replacement is made: socket(AF_SMBDIRECT's family, SOCK_STREAM, 0),
+ * or with SMBDIRECT_INET socket(the target's family, SOCK_STREAM,
+ * IPPROTO_SMBDIRECT). err (an errno) when that entry point is not there.
+ */
+struct Maker {
+	int family = -1;
+	int protocol = 0;
+	int err = 0;
+};
+
+/* For debug lines: which entry point made the replacement. */
+const char *shape(const Config &cfg)
+{
+	return cfg.inet ? " (IPPROTO_SMBDIRECT)" : "";
+}
+
+Maker maker(const Config &cfg, int target_family)
+{
+	Maker m;
+	int n = cfg.inet ? inet_protocol_number() : smbdirect_family_number();
+	if (n < 0) {
+		m.err = -n;
+		return m;
+	}
+	m.family = cfg.inet ? target_family : n;
+	m.protocol = cfg.inet ? n : 0;
+	return m;
 }
 
 template <class T> void sockopt_read(int fd, int level, int name, T *out)
@@ -296,10 +354,10 @@ bool raise_max_fragmented_size(int fd)
  * An SMB-Direct socket with the program's state, bound if it had bound,
  * receiving messages of any size SMB2 over TCP can frame.
  */
-Prepared prepare_smbdirect(int family, const Carry &carry)
+Prepared prepare_smbdirect(const Maker &mk, const Carry &carry)
 {
 	Prepared p;
-	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(mk.family, SOCK_STREAM | SOCK_CLOEXEC, mk.protocol);
 	if (fd < 0) {
 		p.err = errno;
 		return p;
@@ -375,10 +433,10 @@ int fail(const Config &cfg, int fd, const char *call, const char *where, Stage s
 
 /* Without fallback: the SMB-Direct socket goes on the fd, the connect is native. */
 int connect_no_fallback(const Config &cfg, int fd, const SocketState &program, const Carry &carry,
-			int family, const struct sockaddr *target, socklen_t target_len,
+			const Maker &mk, const struct sockaddr *target, socklen_t target_len,
 			const char *where)
 {
-	Prepared p = prepare_smbdirect(family, carry);
+	Prepared p = prepare_smbdirect(mk, carry);
 	if (p.fd < 0)
 		return fail(cfg, fd, "connect", where, p.stage, p.err);
 	if (int err = install(p.fd, fd, program))
@@ -386,7 +444,7 @@ int connect_no_fallback(const Config &cfg, int fd, const SocketState &program, c
 	int rc = real_connect(fd, target, target_len);
 	int err = rc ? errno : 0;
 	if (!rc)
-		debug_line(cfg, "fd %d: connect %s -> SMB-Direct", fd, where);
+		debug_line(cfg, "fd %d: connect %s -> SMB-Direct%s", fd, where, shape(cfg));
 	else if (err == EINPROGRESS)
 		debug_line(cfg, "fd %d: connect %s -> SMB-Direct (in progress, no fallback)", fd,
 			   where);
@@ -407,23 +465,23 @@ int connect_smbdirect(const Config &cfg, int fd, const struct sockaddr *addr, so
 	const struct sockaddr *sa = reinterpret_cast<const struct sockaddr *>(&ss);
 
 	SocketState program = read_state(fd, id.domain);
-	int family = smbdirect_family_number();
-	if (family < 0) {
-		FailurePlan plan = after_connect_failure(cfg, Stage::family, -family,
+	Maker mk = maker(cfg, ss.ss_family);
+	if (mk.err) {
+		FailurePlan plan = after_connect_failure(cfg, Stage::family, mk.err,
 							 program.nonblocking);
 		if (plan.recovery == Recovery::fallback)
-			return tcp_fallback(cfg, fd, addr, len, where, Stage::family, -family);
+			return tcp_fallback(cfg, fd, addr, len, where, Stage::family, mk.err);
 		/* As socket(2) says for a family that is not there. */
 		return fail(cfg, fd, "connect", where, Stage::family, EAFNOSUPPORT);
 	}
 	Carry carry = carry_over(program, default_state(id.domain, program));
 	if (!cfg.fallback)
-		return connect_no_fallback(cfg, fd, program, carry, family, sa, ss_len, where);
+		return connect_no_fallback(cfg, fd, program, carry, mk, sa, ss_len, where);
 
 	/* The bounded attempt: blocking, with SO_SNDTIMEO as the bound. */
 	std::optional<struct timeval> own_sndtimeo = carry.sndtimeo;
 	carry.sndtimeo = ms_timeval(attempt_timeout_ms(cfg, program));
-	Prepared p = prepare_smbdirect(family, carry);
+	Prepared p = prepare_smbdirect(mk, carry);
 	if (p.fd < 0)
 		return tcp_fallback(cfg, fd, addr, len, where, p.stage, p.err);
 	int rc = real_connect(p.fd, sa, ss_len);
@@ -434,7 +492,7 @@ int connect_smbdirect(const Config &cfg, int fd, const struct sockaddr *addr, so
 	if (!rc) {
 		int ierr = install(p.fd, fd, program);
 		if (!ierr) {
-			debug_line(cfg, "fd %d: connect %s -> SMB-Direct", fd, where);
+			debug_line(cfg, "fd %d: connect %s -> SMB-Direct%s", fd, where, shape(cfg));
 			return 0;
 		}
 		return tcp_fallback(cfg, fd, addr, len, where, Stage::socket, -ierr);
@@ -468,11 +526,13 @@ int bind_smbdirect(const Config &cfg, int fd, const struct sockaddr *addr, sockl
 	char where[80];
 	format_endpoint(target, where, sizeof(where));
 	SocketState program = read_state(fd, id.domain);
-	int family = smbdirect_family_number();
+	struct sockaddr_storage bound;
+	to_sockaddr(target, &bound);
+	Maker mk = maker(cfg, bound.ss_family);
 	Prepared p;
 	p.stage = Stage::family;
-	p.err = -family;
-	if (family > 0) {
+	p.err = mk.err;
+	if (!mk.err) {
 		Carry carry = carry_over(program, default_state(id.domain, program));
 		carry.bind = target;
 		if (carry.v6only_lost)
@@ -480,12 +540,12 @@ int bind_smbdirect(const Config &cfg, int fd, const struct sockaddr *addr, sockl
 				   "fd %d: IPV6_V6ONLY has no SMB-Direct equivalent: %s takes IPv4 "
 				   "connections too",
 				   fd, where);
-		p = prepare_smbdirect(family, carry);
+		p = prepare_smbdirect(mk, carry);
 	}
 	if (p.fd >= 0) {
 		int err = install(p.fd, fd, program);
 		if (!err) {
-			debug_line(cfg, "fd %d: bind %s -> SMB-Direct", fd, where);
+			debug_line(cfg, "fd %d: bind %s -> SMB-Direct%s", fd, where, shape(cfg));
 			return 0;
 		}
 		p.stage = Stage::socket;

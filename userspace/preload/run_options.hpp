@@ -26,6 +26,7 @@ struct RunOptions {
 	bool listen = false;
 	bool no_fallback = false;
 	bool debug = false;
+	bool inet = false;
 	const char *ports = nullptr;		/* validated list, or nullptr */
 	const char *connect_timeout = nullptr;	/* validated milliseconds, or nullptr */
 	int command = -1;			/* argv index of CMD */
@@ -71,6 +72,8 @@ inline RunOptions parse_run_args(int argc, char *const *argv)
 			o.listen = true;
 		} else if (a == "--no-fallback") {
 			o.no_fallback = true;
+		} else if (a == "--inet") {
+			o.inet = true;
 		} else if (a == "-d" || a == "--debug") {
 			o.debug = true;
 		} else if (a == "-p" || name == "--ports") {
@@ -119,6 +122,8 @@ inline std::vector<std::pair<const char *, std::string>> run_environment(const R
 		env.emplace_back(env_no_fallback, "1");
 	if (o.debug)
 		env.emplace_back(env_debug, "1");
+	if (o.inet)
+		env.emplace_back(env_inet, "1");
 	if (o.connect_timeout)
 		env.emplace_back(env_connect_timeout, o.connect_timeout);
 	return env;

@@ -65,12 +65,16 @@ void help()
 		     "of using TCP\n"
 		     "  -t, --connect-timeout MS  bound of the SMB-Direct attempt before TCP "
 		     "(default 5000)\n"
+		     "      --inet                make socket(AF_INET[6], SOCK_STREAM, "
+		     "IPPROTO_SMBDIRECT)\n"
+		     "                            sockets (upstream's shape), not AF_SMBDIRECT\n"
 		     "  -d, --debug               say on stderr what was replaced and why "
 		     "(SMBDIRECT_DEBUG=1)\n"
 		     "  -h, --help                this text\n"
 		     "\n"
 		     "Environment: SMBDIRECT_PORTS, SMBDIRECT_LISTEN, SMBDIRECT_NO_FALLBACK,\n"
-		     "SMBDIRECT_DEBUG, SMBDIRECT_CONNECT_TIMEOUT (options override them),\n"
+		     "SMBDIRECT_DEBUG, SMBDIRECT_CONNECT_TIMEOUT, SMBDIRECT_INET (options\n"
+		     "override them), "
 		     "SMBDIRECT_PRELOAD (the preload to use). See smbdirect-run(8).\n");
 }
 

@@ -129,8 +129,10 @@ TEST(PreloadConfig, EveryVariable)
 					 {"SMBDIRECT_LISTEN", "1"},
 					 {"SMBDIRECT_NO_FALLBACK", "yes"},
 					 {"SMBDIRECT_DEBUG", "on"},
+					 {"SMBDIRECT_INET", "true"},
 					 {"SMBDIRECT_CONNECT_TIMEOUT", "250"}}});
 	EXPECT_TRUE(c.enabled());
+	EXPECT_TRUE(c.inet);
 	EXPECT_TRUE(c.listen);
 	EXPECT_FALSE(c.fallback);
 	EXPECT_TRUE(c.debug);
@@ -148,6 +150,7 @@ TEST(PreloadConfig, ExplicitNoes)
 	EXPECT_FALSE(c.listen);
 	EXPECT_TRUE(c.fallback);
 	EXPECT_FALSE(c.debug);
+	EXPECT_FALSE(c.inet);
 }
 
 TEST(PreloadConfig, BadValueDisablesAndNamesTheVariable)
@@ -157,7 +160,8 @@ TEST(PreloadConfig, BadValueDisablesAndNamesTheVariable)
 		const char *value;
 	};
 	for (Case k : {Case{"SMBDIRECT_PORTS", "445,x"}, Case{"SMBDIRECT_LISTEN", "maybe"},
-		       Case{"SMBDIRECT_NO_FALLBACK", "2"}, Case{"SMBDIRECT_CONNECT_TIMEOUT", "0"},
+		       Case{"SMBDIRECT_NO_FALLBACK", "2"}, Case{"SMBDIRECT_INET", "257"},
+		       Case{"SMBDIRECT_CONNECT_TIMEOUT", "0"},
 		       Case{"SMBDIRECT_CONNECT_TIMEOUT", "5s"},
 		       Case{"SMBDIRECT_CONNECT_TIMEOUT", "3600001"}}) {
 		Config c = parse_config(FakeEnv{{{k.variable, k.value}}});
@@ -178,6 +182,10 @@ TEST(PreloadConfig, FirstErrorWinsAndDebugSurvivesAMistake)
 
 TEST(PreloadConfig, FamilyFile)
 {
+	EXPECT_EQ(parse_protocol("257\n"), 257);
+	EXPECT_EQ(parse_protocol("0\n"), 0);
+	EXPECT_EQ(parse_protocol("65536"), -1);
+	EXPECT_EQ(parse_protocol("x"), -1);
 	EXPECT_EQ(parse_family("23\n"), 23);
 	EXPECT_EQ(parse_family("4"), 4);
 	EXPECT_EQ(parse_family(""), -1);

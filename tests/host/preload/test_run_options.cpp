@@ -55,16 +55,18 @@ TEST(RunArgs, CommandAndItsArgumentsAreUntouched)
 TEST(RunArgs, EveryOption)
 {
 	RunOptions o =
-		parse({"run", "-l", "--no-fallback", "-d", "--ports", "7000,7001", "-t", "250", "prog"});
+		parse({"run", "-l", "--no-fallback", "-d", "--inet", "--ports", "7000,7001", "-t",
+		       "250", "prog"});
 	ASSERT_TRUE(o.error.empty()) << o.error;
 	EXPECT_TRUE(o.listen);
 	EXPECT_TRUE(o.no_fallback);
 	EXPECT_TRUE(o.debug);
+	EXPECT_TRUE(o.inet);
 	EXPECT_STREQ(o.ports, "7000,7001");
 	EXPECT_STREQ(o.connect_timeout, "250");
-	EXPECT_EQ(o.command, 8);
+	EXPECT_EQ(o.command, 9);
 	EXPECT_EQ(env_of(o), "SMBDIRECT_PORTS=7000,7001 SMBDIRECT_LISTEN=1 "
-			     "SMBDIRECT_NO_FALLBACK=1 SMBDIRECT_DEBUG=1 "
+			     "SMBDIRECT_NO_FALLBACK=1 SMBDIRECT_DEBUG=1 SMBDIRECT_INET=1 "
 			     "SMBDIRECT_CONNECT_TIMEOUT=250 ");
 }
 

@@ -206,11 +206,12 @@ void report_socket(const char *role, int fd)
 		die("getsockname");
 	if (getpeername(fd, reinterpret_cast<struct sockaddr *>(&peer), &pl) != 0)
 		die("getpeername");
-	std::printf("%s domain=%d local=%s peer=%s nodelay=%d keepalive=%d\n", role,
+	std::printf("%s domain=%d local=%s peer=%s nodelay=%d keepalive=%d protocol=%d\n", role,
 		    int_option(fd, SOL_SOCKET, SO_DOMAIN, "SO_DOMAIN"),
 		    address_text(local).c_str(), address_text(peer).c_str(),
 		    int_option(fd, IPPROTO_TCP, TCP_NODELAY, "getsockopt TCP_NODELAY"),
-		    int_option(fd, SOL_SOCKET, SO_KEEPALIVE, "getsockopt SO_KEEPALIVE"));
+		    int_option(fd, SOL_SOCKET, SO_KEEPALIVE, "getsockopt SO_KEEPALIVE"),
+		    int_option(fd, SOL_SOCKET, SO_PROTOCOL, "SO_PROTOCOL"));
 	std::fflush(stdout);
 }
 
@@ -547,9 +548,10 @@ int server(const char *host, const char *port, int once)
 	socklen_t bl = sizeof(bound);
 	if (getsockname(lfd, reinterpret_cast<struct sockaddr *>(&bound), &bl) != 0)
 		die("getsockname");
-	std::printf("listening domain=%d local=%s\n",
+	std::printf("listening domain=%d local=%s protocol=%d\n",
 		    int_option(lfd, SOL_SOCKET, SO_DOMAIN, "SO_DOMAIN"),
-		    address_text(bound).c_str());
+		    address_text(bound).c_str(),
+		    int_option(lfd, SOL_SOCKET, SO_PROTOCOL, "SO_PROTOCOL"));
 	std::fflush(stdout);
 
 	int ep = epoll_create1(EPOLL_CLOEXEC);

@@ -130,6 +130,8 @@ if [ -z "$clangxx" ]; then
 	for t in $targets; do record fail "fuzz/$t"; done
 elif configure_build "$fuzz_dir" -DSD_FUZZ=ON -DSD_HOST_TESTS=OFF -DSD_USERSPACE=OFF \
 	-DCMAKE_C_COMPILER="$clang" -DCMAKE_CXX_COMPILER="$clangxx"; then
+	# The targets run side by side (each is one process on one core).
+	declare -A fuzz_pid=()
 	for t in $targets; do
 		work="$fuzz_dir/corpus/$t"
 		mkdir -p "$work" "$fuzz_dir/artifacts"
@@ -137,7 +139,13 @@ elif configure_build "$fuzz_dir" -DSD_FUZZ=ON -DSD_HOST_TESTS=OFF -DSD_USERSPACE
 		# New finds go to the build dir's corpus; the repo's is read-only seed.
 		"$fuzz_dir/tests/fuzz/$t" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
 			-timeout=10 -rss_limit_mb=2048 -artifact_prefix="$fuzz_dir/artifacts/$t-" \
-			"$work" "$repo/tests/fuzz/corpus/$t" >"$log" 2>&1
+			"$work" "$repo/tests/fuzz/corpus/$t" >"$log" 2>&1 &
+		fuzz_pid[$t]=$!
+	done
+	for t in $targets; do
+		work="$fuzz_dir/corpus/$t"
+		log="$fuzz_dir/$t.log"
+		wait "${fuzz_pid[$t]}"
 		rc=$?
 		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
 		rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)

@@ -86,6 +86,7 @@ for c in $module_commands; do
 	fi
 done
 
+echo "# tool.sh: $SECONDS s before dev"
 # --- dev -----------------------------------------------------------------------
 if $T "$sd" dev --json > "$tmp/dev.json" 2> "$tmp/dev.err" &&
 	python3 - "$tmp/dev.json" > "$tmp/dev.check" 2>&1 <<'PY'
@@ -111,6 +112,7 @@ else
 		"$tmp/dev.json" "$tmp/dev.err" "$tmp/dev.check"
 fi
 
+echo "# tool.sh: $SECONDS s before params"
 # --- params -----------------------------------------------------------------------
 next_port
 $T "$sd" params -l -v --once --json 10.77.0.1 $port > "$tmp/params.srv" 2> "$tmp/params.srv.err" &
@@ -150,6 +152,7 @@ else
 		"$tmp/params.check"
 fi
 
+echo "# tool.sh: $SECONDS s before cat"
 # --- cat -------------------------------------------------------------------------------
 # The issue asks for 64 MiB each way, with and without --rdma. Under TCG
 # with a debug kernel rxe moves about 1 MiB/s (0.3 under load) whatever the
@@ -264,6 +267,7 @@ for mode in messages rdma; do
 	fi
 done
 
+echo "# tool.sh: $SECONDS s before perf"
 # --- perf --------------------------------------------------------------------------------
 for t in $transports; do
 	next_port
@@ -306,4 +310,5 @@ PY
 	kill $srv 2>/dev/null
 	wait $srv 2>/dev/null
 done
+echo "# tool.sh: $SECONDS s in the guest"
 tap_exit

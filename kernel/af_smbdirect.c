@@ -645,6 +645,7 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 			return -EFAULT;
 		lock_sock(sk);
 		/* As TCP: only before bind() (listen() and connect() bind). */
+		err = 0;
 		if (sd->bound || sd->state != SD_UNCONNECTED)
 			err = -EINVAL;
 		else

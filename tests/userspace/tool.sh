@@ -162,7 +162,7 @@ echo "# tool.sh: $SECONDS s before cat"
 # (-o, which also exercises the options) and --rdma over rxe4 (1 MiB per
 # RDMA WRITE, SMB's RoCE path); every other transport/mode/direction moves
 # SD_TOOL_SMALL_MIB with the defaults. SD_TOOL_MIB scales the big ones.
-big=${SD_TOOL_MIB:-16} small=${SD_TOOL_SMALL_MIB:-4}
+big=${SD_TOOL_MIB:-8} small=${SD_TOOL_SMALL_MIB:-4}
 pdu64k="-o max_send_size=64K -o max_receive_size=64K -o receive_credit_max=64"
 head -c "${big}M" /dev/urandom > "$tmp/in.big"
 head -c "${small}M" "$tmp/in.big" > "$tmp/in.small"

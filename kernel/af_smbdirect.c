@@ -78,6 +78,29 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 }
 
 /*
+ * IPPROTO_SMBDIRECT sockets get lock classes of their own. With the inet
+ * family's default class, lockdep would take our socket lock for a TCP
+ * socket's, which siw takes under its QP state lock, and report a cycle
+ * through sd->res_mutex (seen on 6.12 with siw) that no real pair of locks
+ * can form.
+ */
+static struct lock_class_key sd_inet_sk_key[2], sd_inet_slock_key[2];
+
+static void sd_inet_lock_class(struct sock *sk)
+{
+	if (sk->sk_family == AF_INET6)
+		sock_lock_init_class_and_name(sk, "slock-AF_INET6-SMBDIRECT",
+					      &sd_inet_slock_key[1],
+					      "sk_lock-AF_INET6-SMBDIRECT",
+					      &sd_inet_sk_key[1]);
+	else
+		sock_lock_init_class_and_name(sk, "slock-AF_INET-SMBDIRECT",
+					      &sd_inet_slock_key[0],
+					      "sk_lock-AF_INET-SMBDIRECT",
+					      &sd_inet_sk_key[0]);
+}
+
+/*
  * A new socket of family (AF_SMBDIRECT's number, or AF_INET/AF_INET6 for
  * a child of an IPPROTO_SMBDIRECT listener: protocol is the listener's).
  */
@@ -97,6 +120,8 @@ struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
 	if (family == AF_INET6)
 		sd->inet.pinet6 = &sd->inet6;
 #endif
+	if (family == AF_INET || family == AF_INET6)
+		sd_inet_lock_class(sk);
 	sd_sock_setup(sd, type);
 	return sd;
 }
@@ -109,6 +134,7 @@ struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
  */
 static int sd_inet_sk_init(struct sock *sk)
 {
+	sd_inet_lock_class(sk);
 	sd_sock_setup(sd_sk(sk), sk->sk_type);
 	return 0;
 }

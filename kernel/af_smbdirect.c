@@ -572,7 +572,9 @@ static int sd_ioctl_get_params(struct sd_sock *sd, void __user *arg)
 	if (n < 0)
 		return n;
 	lock_sock(&sd->sk);
-	if (sd->state != SD_CONNECTED) {
+	/* Once negotiated, readable for good: the peer may close any time. */
+	if (sd->state != SD_CONNECTED &&
+	    !(sd->state == SD_CLOSED && sd->params.version)) {
 		release_sock(&sd->sk);
 		return -ENOTCONN;
 	}

@@ -512,6 +512,22 @@ TEST_F(sock, get_params_requires_connection_and_size)
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, sd_get_params(self->c, &p));
 	EXPECT_EQ(0x100U, p.version);
+	/*
+	 * After the peer closed, what was negotiated stays readable (as
+	 * getpeername): a server that answers and then asks must not race
+	 * the client's close.
+	 */
+	close(self->c);
+	self->c = -1;
+	{
+		char b[8];
+
+		EXPECT_EQ(0, recv(self->s, b, sizeof(b), 0));
+	}
+	memset(&p, 0, sizeof(p));
+	EXPECT_EQ(0, sd_get_params(self->s, &p));
+	EXPECT_EQ(0x100U, p.version);
+	EXPECT_EQ(variant->t.transport, p.transport);
 }
 
 /*

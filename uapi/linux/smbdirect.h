@@ -103,7 +103,10 @@
  * Unknown flags are EINVAL.
  */
 
-/* The connection's negotiated parameters (connected sockets only: ENOTCONN). */
+/*
+ * The connection's negotiated parameters: ENOTCONN until the negotiation
+ * completed; afterwards readable also once the connection was closed.
+ */
 struct smbdirect_params {
 	__u32 size;
 	__u32 version;			/* negotiated, 0x0100 */

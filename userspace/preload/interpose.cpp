@@ -446,11 +446,11 @@ int connect_no_fallback(const Config &cfg, int fd, const SocketState &program, c
 	if (!rc)
 		debug_line(cfg, "fd %d: connect %s -> SMB-Direct%s", fd, where, shape(cfg));
 	else if (err == EINPROGRESS)
-		debug_line(cfg, "fd %d: connect %s -> SMB-Direct (in progress, no fallback)", fd,
-			   where);
+		debug_line(cfg, "fd %d: connect %s -> SMB-Direct%s (in progress, no fallback)", fd,
+			   where, shape(cfg));
 	else
-		debug_line(cfg, "fd %d: connect %s -> SMB-Direct failed, no fallback (%s)", fd,
-			   where, std::strerror(err));
+		debug_line(cfg, "fd %d: connect %s -> SMB-Direct%s failed, no fallback (%s)", fd,
+			   where, shape(cfg), std::strerror(err));
 	errno = err;
 	return rc;
 }

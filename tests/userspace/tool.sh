@@ -291,7 +291,9 @@ for k in keys:
     v = r
     for part in k.split("."):
         v = v[part]
-    if not isinstance(v, (int, float)) or v <= 0:
+    # The guest's clock may tick coarsely (a 4 ms step was seen): one
+    # operation inside a tick measures 0, so the minimum may be 0.
+    if not isinstance(v, (int, float)) or v < 0 or (v == 0 and k != "latency_us.min"):
         bad.append(f"{k}={v}")
 if r["test"] != sys.argv[2] or r["verified"] is not True:
     bad.append(f"test/verified {r['test']} {r['verified']}")

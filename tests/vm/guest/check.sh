@@ -68,7 +68,7 @@ for t in "$SD_REPO"/tests/interop/*.sh; do
 	*) [ -n "$SD_US" ] || continue ;;
 	esac
 	echo "guest: interop $name (at ${SECONDS} s)"
-	SD_SELFTESTS=$selftests timeout 300 bash "$t" > "$out/interop/$name.tap" 2>&1
+	SD_SELFTESTS=$selftests timeout 600 bash "$t" > "$out/interop/$name.tap" 2>&1
 	echo "exit $?" > "$out/interop/$name.rc"
 done
 

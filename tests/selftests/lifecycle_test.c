@@ -441,6 +441,7 @@ TEST_F_TIMEOUT(life, fork_after_connect_child_uses_socket, 60)
 #define STARVE_LEN 32768
 #define STARVE_CAP (64 << 20)
 #define STARVE_MORE 8		/* messages written after the reader resumes */
+#define STARVE_QUIET_MS 4000	/* no POLLOUT for this long: everything is full */
 
 /*
  * Small socket buffers on the writer and the reader: back-pressure then
@@ -482,7 +483,13 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 		}
 		n = send(self->c, buf + off, STARVE_LEN + 4 - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EAGAIN) {
-			if (sd_poll(self->c, POLLOUT, 1000) & POLLOUT)
+			/*
+			 * Full once no POLLOUT came for STARVE_QUIET_MS: the
+			 * reader's kernel may still be taking in (and granting
+			 * credits for) PDUs in flight, slowly under TCG (siw
+			 * once gave POLLOUT just after a 1 s wait).
+			 */
+			if (sd_poll(self->c, POLLOUT, STARVE_QUIET_MS) & POLLOUT)
 				continue;
 			break;
 		}

@@ -77,11 +77,14 @@ results-reset:
 	@mkdir -p $(BUILD) && : > $(RESULTS)
 
 check: deps results-reset
-	@rc=0; \
+	@rc=0; t0=$$(date +%s); \
 	$(MAKE) --no-print-directory check-host NO_RESET=1 || rc=1; \
+	t1=$$(date +%s); echo "== host layer: $$((t1 - t0)) s"; \
 	$(MAKE) --no-print-directory check-module NO_RESET=1 || rc=1; \
+	t2=$$(date +%s); echo "== module layer: $$((t2 - t1)) s"; \
 	$(ROOT)/tests/vm/check-vms.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" demo || rc=1; \
 	$(ROOT)/tests/summary.sh $(RESULTS) || rc=1; \
+	echo "== make check: $$(($$(date +%s) - t0)) s"; \
 	exit $$rc
 
 # Each layer also runs alone, with its own summary line.

@@ -7,8 +7,8 @@
 #   kunit/<suite>.tap, selftests/<name>.tap, dmesg.txt, kmemleak.txt,
 #   canary-dmesg.txt
 # Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD
-# PART: kernel (KUnit, kselftests, cifs.sh and ksmbd.sh) or smb (the
-# user-space suites and the other interop scripts); see check-vm.sh.
+# PART: kernel (KUnit, kselftests, cifs.sh and ksmbd.sh), user (the
+# user-space suites) or smb (the other interop scripts); see check-vm.sh.
 set -u
 selftests=$1
 part=$2
@@ -41,11 +41,10 @@ for t in "$selftests"/*; do
 done
 
 # User-space tests (tests/userspace/*.sh: libsmbdirect, the preload, the
-# smbdirect command, the installed files) print TAP. They run before the
-# interop scripts, which leave ksmbd running on the SMB ports.
+# smbdirect command, the installed files) print TAP.
 mkdir -p "$out/userspace"
 for t in "$SD_REPO"/tests/userspace/*.sh; do
-	[ -f "$t" ] && [ -n "$SD_US" ] && [ "$part" = smb ] || continue
+	[ -f "$t" ] && [ -n "$SD_US" ] && [ "$part" = user ] || continue
 	name=$(basename "$t" .sh)
 	[ "$name" = build ] && continue
 	echo "guest: userspace $name (at ${SECONDS} s)"
@@ -63,7 +62,7 @@ for t in "$SD_REPO"/tests/interop/*.sh; do
 	# (which has the user space) the rest.
 	case $part/$name in
 	kernel/cifs | kernel/ksmbd) ;;
-	kernel/*) continue ;;
+	kernel/* | user/*) continue ;;
 	smb/cifs | smb/ksmbd) continue ;;
 	*) [ -n "$SD_US" ] || continue ;;
 	esac

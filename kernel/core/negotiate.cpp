@@ -63,7 +63,7 @@ Params server_params(const Config &cfg, const NegotiateRequest &req)
 	p.max_send_size = min(cfg.max_send_size, req.max_receive_size);
 	/* The client sends at most its preferred size, so we expect no more. */
 	p.max_receive_size = min(cfg.max_receive_size, req.preferred_send_size);
-	p.max_fragmented_send_size = req.max_fragmented_size;
+	p.max_fragmented_send_size = min(req.max_fragmented_size, SD_CORE_MAX_FRAGMENTED_SEND_SIZE);
 	p.max_fragmented_receive_size = cfg.max_fragmented_size;
 	p.max_read_write_size = cfg.max_read_write_size;
 	p.peer_credit_target = req.credits_requested;
@@ -106,7 +106,8 @@ Result<Params> client_params(const Config &cfg, const NegotiateResponse &resp)
 	p.version = resp.negotiated_version;
 	p.max_send_size = min(cfg.max_send_size, resp.max_receive_size);
 	p.max_receive_size = resp.preferred_send_size;
-	p.max_fragmented_send_size = resp.max_fragmented_size;
+	p.max_fragmented_send_size =
+		min(resp.max_fragmented_size, SD_CORE_MAX_FRAGMENTED_SEND_SIZE);
 	p.max_fragmented_receive_size = cfg.max_fragmented_size;
 	p.max_read_write_size = min(cfg.max_read_write_size, resp.max_read_write_size);
 	p.peer_credit_target = resp.credits_requested;

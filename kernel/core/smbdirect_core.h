@@ -48,6 +48,12 @@ int sd_core_abi_version(void);
 #define SD_CORE_DATA_HEADER_SIZE 24
 #define SD_CORE_BUFFER_DESCRIPTOR_V1_SIZE 16
 #define SD_CORE_MIN_FRAGMENTED_SIZE 131072
+/*
+ * The largest message we send, whatever MaxFragmentedSize the peer
+ * advertises (it may say 0xFFFFFFFF): the effective max_fragmented_send_size
+ * is the smaller of the two, so one send never stages more than this.
+ */
+#define SD_CORE_MAX_FRAGMENTED_SEND_SIZE 16777216u
 #define SD_CORE_MIN_RECEIVE_SIZE 128
 #define SD_CORE_FLAG_RESPONSE_REQUESTED 0x0001
 #define SD_CORE_STATUS_SUCCESS 0x00000000u

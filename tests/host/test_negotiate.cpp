@@ -68,8 +68,9 @@ TEST_P(NegotiateMatrix, BothRolesAgreeOnEffectiveParameters)
 	// Each side expects what the other will send.
 	EXPECT_EQ(cp.max_receive_size, sp.max_send_size);
 	EXPECT_LE(sp.max_receive_size, ss.recv);
-	EXPECT_EQ(cp.max_fragmented_send_size, ss.frag);
-	EXPECT_EQ(sp.max_fragmented_send_size, cs.frag);
+	// What the peer accepts, capped locally (a peer may say 0xFFFFFFFF).
+	EXPECT_EQ(cp.max_fragmented_send_size, std::min(ss.frag, SD_CORE_MAX_FRAGMENTED_SEND_SIZE));
+	EXPECT_EQ(sp.max_fragmented_send_size, std::min(cs.frag, SD_CORE_MAX_FRAGMENTED_SEND_SIZE));
 	EXPECT_EQ(cp.max_fragmented_receive_size, cs.frag);
 	EXPECT_EQ(cp.max_read_write_size, std::min(cs.rw, ss.rw));
 	EXPECT_EQ(sp.max_read_write_size, ss.rw);
@@ -312,6 +313,34 @@ TEST(NegotiateClient, RejectsPreferredSendAboveOurReceiveSize)
 	EXPECT_TRUE(c.disconnected);
 	Engine ok = client_gets(response(0, 0x0100, 1, 1364), SD_CORE_OK);
 	EXPECT_TRUE(ok.established);
+}
+
+// A hostile server advertising MaxFragmentedSize 0xFFFFFFFF: we still send
+// no message above SD_CORE_MAX_FRAGMENTED_SEND_SIZE, and a stream prefix of
+// 0x80000001 (which the kernel would otherwise try to stage, a 2 GiB
+// kvmalloc that WARNs) is EMSGSIZE at once.
+TEST(NegotiateClient, PeerMaxFragmentedSizeIsCappedLocally)
+{
+	Bytes b(32);
+	sd::NegotiateResponse r{
+		0x0100, 0x0100, 0x0100, 255, 1, 0, 1 << 20, 1364, 1364, 0xffffffffu
+	};
+	ASSERT_TRUE(sd::encode_negotiate_response(r, sd::MutByteSpan(b.data(), b.size())).ok());
+	Engine c = client_gets(b, SD_CORE_OK);
+	ASSERT_TRUE(c.established);
+	EXPECT_EQ(c.params().max_fragmented_send_size, SD_CORE_MAX_FRAGMENTED_SEND_SIZE);
+
+	sd_core_stream_parser p;
+	sd_core_stream_chunk ch;
+	sd_core_stream_parser_init(&p, c.params().max_fragmented_send_size);
+	const unsigned char prefix[4] = { 0x80, 0x00, 0x00, 0x01 };
+	EXPECT_EQ(sd_core_stream_parse(&p, prefix, sizeof(prefix), &ch),
+		  SD_CORE_E_MESSAGE_TOO_LONG);
+	// One message of exactly the cap is still fine.
+	const unsigned char at_cap[4] = { 0x01, 0x00, 0x00, 0x00 };
+	sd_core_stream_parser_init(&p, c.params().max_fragmented_send_size);
+	ASSERT_EQ(sd_core_stream_parse(&p, at_cap, sizeof(at_cap), &ch), SD_CORE_OK);
+	EXPECT_EQ(ch.message_length, SD_CORE_MAX_FRAGMENTED_SEND_SIZE);
 }
 
 TEST(NegotiateClient, ResponseBeforeRequestIsAProtocolError)

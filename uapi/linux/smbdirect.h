@@ -28,8 +28,9 @@
  * Message sizes. SMB-Direct has no empty messages: a zero-length
  * SOCK_SEQPACKET send and a zero STREAM length prefix fail with EINVAL
  * (nothing of them is taken). A message, or a STREAM prefix, above the
- * peer's MaxFragmentedSize (max_fragmented_send_size in GET_PARAMS) fails
- * with EMSGSIZE, equally without taking anything.
+ * peer's MaxFragmentedSize, capped at 16 MiB whatever the peer advertises
+ * (max_fragmented_send_size in GET_PARAMS), fails with EMSGSIZE, equally
+ * without taking anything.
  *
  * Shutdown and close. SMB-Direct has no half-close on the wire. SHUT_RD
  * and SHUT_WR act locally only (sends fail with EPIPE after SHUT_WR, recv
@@ -112,7 +113,7 @@ struct smbdirect_params {
 	__u32 version;			/* negotiated, 0x0100 */
 	__u32 max_send_size;		/* effective: min(ours, peer's receive) */
 	__u32 max_receive_size;		/* effective: min(ours, peer's send) */
-	__u32 max_fragmented_send_size;	/* the peer's limit */
+	__u32 max_fragmented_send_size;	/* the peer's limit, at most 16 MiB */
 	__u32 max_fragmented_receive_size; /* ours */
 	__u32 max_read_write_size;
 	__u32 send_credit_target;	/* what the peer asked of us */

@@ -699,6 +699,42 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 	return err;
 }
 
+static const u32 sd_uapi_state[] = {
+	[SD_UNCONNECTED] = SMBDIRECT_STATE_UNCONNECTED,
+	[SD_LISTENING] = SMBDIRECT_STATE_LISTENING,
+	[SD_CONNECTING] = SMBDIRECT_STATE_CONNECTING,
+	[SD_CONNECTED] = SMBDIRECT_STATE_CONNECTED,
+	[SD_CLOSED] = SMBDIRECT_STATE_CLOSED,
+};
+
+/* SMBDIRECT_OPT_INFO: a snapshot under sd->lock, copied out after. */
+static int sd_get_info(struct sd_sock *sd, char __user *optval, int __user *optlen, int len)
+{
+	struct smbdirect_info info = {};
+	struct sd_core_stats st;
+	struct sd_rx_buf *rx;
+
+	spin_lock_bh(&sd->lock);
+	info.state = sd_uapi_state[sd->state];
+	if (sd->core_ready) {
+		sd_core_get_stats(&sd->core, &st);
+		info.send_credits = st.send_credits;
+		info.peer_credits = st.peer_credits;
+		info.receives_posted = st.receives_posted;
+		info.sends_in_flight = st.sends_in_flight;
+	}
+	list_for_each_entry(rx, &sd->rx_deferred, node)
+		info.receives_held++;
+	info.rx_queued = sd->rx_queued;
+	info.tx_queued = READ_ONCE(sd->tx_queued);
+	spin_unlock_bh(&sd->lock);
+
+	len = min_t(int, len, sizeof(info));
+	if (put_user(len, optlen) || copy_to_user(optval, &info, len))
+		return -EFAULT;
+	return 0;
+}
+
 static int sd_getsockopt(struct socket *sock, int level, int optname,
 			 char __user *optval, int __user *optlen)
 {
@@ -711,6 +747,8 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
+	if (!v6only && optname == SMBDIRECT_OPT_INFO)
+		return len < 0 ? -EINVAL : sd_get_info(sd, optval, optlen, len);
 	if (len < (int)sizeof(int))
 		return -EINVAL;
 	lock_sock(sock->sk);

@@ -441,7 +441,7 @@ TEST_F_TIMEOUT(life, fork_after_connect_child_uses_socket, 60)
 #define STARVE_LEN 32768
 #define STARVE_CAP (64 << 20)
 #define STARVE_MORE 8		/* messages written after the reader resumes */
-#define STARVE_QUIET_MS 4000	/* no POLLOUT for this long: everything is full */
+#define STARVE_WAIT_MS 60000	/* bound of the wait for POLLOUT or the starved state */
 
 /*
  * Small socket buffers on the writer and the reader: back-pressure then
@@ -484,13 +484,18 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 		n = send(self->c, buf + off, STARVE_LEN + 4 - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EAGAIN) {
 			/*
-			 * Full once no POLLOUT came for STARVE_QUIET_MS: the
-			 * reader's kernel may still be taking in (and granting
-			 * credits for) PDUs in flight, slowly under TCG (siw
-			 * once gave POLLOUT just after a 1 s wait).
+			 * Back-pressure is a state, not a quiet spell: wait
+			 * (bounded) for POLLOUT or for both ends to show it.
 			 */
-			if (sd_poll(self->c, POLLOUT, STARVE_QUIET_MS) & POLLOUT)
+			int waited = 0;
+
+			while (!(ev = sd_poll(self->c, POLLOUT, 100)) &&
+			       !sd_starved(self->c, self->s) && waited < STARVE_WAIT_MS)
+				waited += 100;
+			if (ev & POLLOUT)
 				continue;
+			ASSERT_TRUE(sd_starved(self->c, self->s))
+				TH_LOG("neither POLLOUT nor the starved state in %d ms", waited);
 			break;
 		}
 		ASSERT_LT(0, n) TH_LOG("send: %s", strerror(errno));
@@ -509,6 +514,7 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 	sd_sleep_ms(1500);
 	ev = sd_poll(self->c, POLLOUT, 0);
 	EXPECT_FALSE(ev & POLLOUT) TH_LOG("POLLOUT while the peer reads nothing");
+	EXPECT_TRUE(sd_starved(self->c, self->s)) TH_LOG("the starved state did not last");
 
 	/* Resume: a reader process checks everything, the writer finishes the rest. */
 	reader = fork();

@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include <linux/smbdirect.h>
+#include <linux/sockios.h>
 
 /*
  * The harness' default of 30 s per case is short for the debug kernel
@@ -440,6 +442,38 @@ static inline int sd_poll(int fd, short events, int ms)
 	if (ret < 0)
 		return -errno;
 	return ret ? p.revents : 0;
+}
+
+/* SMBDIRECT_OPT_INFO of fd into *info; 0 or -errno. */
+static inline int sd_info(int fd, struct smbdirect_info *info)
+{
+	socklen_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	if (getsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, info, &len))
+		return -errno;
+	return len == sizeof(*info) ? 0 : -EPROTO;
+}
+
+/*
+ * The state in which a writer cannot go on until its reader reads: the
+ * reader holds receive buffers back (its queue reached SO_RCVBUF) and has
+ * nothing left to grant (every posted receive is promised), nothing is in
+ * flight between the two (the credits the reader granted are exactly those
+ * the writer holds, no send is outstanding), and the writer holds at most
+ * the one credit it may spend only on a PDU that grants (and it has none
+ * to grant: the reader sends nothing). Nothing then changes until the
+ * reader reads: no POLLOUT may come.
+ */
+static inline bool sd_starved(int writer, int reader)
+{
+	struct smbdirect_info w, r;
+
+	if (sd_info(writer, &w) || sd_info(reader, &r))
+		return false;
+	return r.receives_held > 0 && r.receives_posted == r.peer_credits &&
+	       r.peer_credits == w.send_credits && w.send_credits <= 1 &&
+	       !w.sends_in_flight && w.tx_queued > 0;
 }
 
 /* Writes all of buf; returns 0 or -errno. */

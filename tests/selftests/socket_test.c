@@ -647,6 +647,80 @@ TEST_F(sock, options_nonsense_einval)
 	close(fd);
 }
 
+/*
+ * SMBDIRECT_OPT_INFO, the TCP_INFO of the socket: the state in every
+ * phase, credits that add up once connected, the queues as SIOCINQ and
+ * SIOCOUTQ see them, truncation to a short buffer, and read-only.
+ */
+TEST_F(sock, info_states_credits_and_queues)
+{
+	struct smbdirect_info ci, si, small;
+	struct smbdirect_params p;
+	socklen_t len;
+	int fd, lfd, port, inq = -1, v = 1;
+	long t0;
+
+	fd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, sd_info(fd, &ci));
+	EXPECT_EQ(SMBDIRECT_STATE_UNCONNECTED, (int)ci.state);
+	EXPECT_EQ(0U, ci.send_credits);
+	EXPECT_EQ(0U, ci.receives_posted);
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &v, sizeof(v)));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	len = (socklen_t)-1;
+	EXPECT_EQ(-1, getsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &ci, &len));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, sd_info(lfd, &ci));
+	EXPECT_EQ(SMBDIRECT_STATE_LISTENING, (int)ci.state);
+	close(lfd);
+
+	PAIR(SOCK_STREAM);
+	ASSERT_EQ(0, sd_get_params(self->c, &p));
+	ASSERT_EQ(0, sd_info(self->c, &ci));
+	ASSERT_EQ(0, sd_info(self->s, &si));
+	EXPECT_EQ(SMBDIRECT_STATE_CONNECTED, (int)ci.state);
+	EXPECT_EQ(SMBDIRECT_STATE_CONNECTED, (int)si.state);
+	EXPECT_LE(1U, ci.send_credits);
+	EXPECT_LE(1U, si.send_credits);
+	/* What we posted is at most what we keep posted; grants never exceed it. */
+	EXPECT_GE(p.receive_credit_max, ci.receives_posted);
+	EXPECT_GE(ci.receives_posted, ci.peer_credits);
+	EXPECT_EQ(0U, ci.receives_held);
+	EXPECT_EQ(0U, ci.rx_queued);
+
+	/* A short buffer gets the first bytes: the state. */
+	len = 4;
+	memset(&small, 0xff, sizeof(small));
+	ASSERT_EQ(0, getsockopt(self->c, SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &small, &len));
+	EXPECT_EQ(4U, len);
+	EXPECT_EQ(SMBDIRECT_STATE_CONNECTED, (int)small.state);
+	EXPECT_EQ(0xffffffffU, small.send_credits);
+
+	/* Received, not yet read: rx_queued is SIOCINQ. */
+	ASSERT_EQ(0, sd_stream_send(self->c, "hello", 5));
+	ASSERT_LT(0, sd_poll(self->s, POLLIN, SD_STEP_MS));
+	t0 = sd_now_ms();
+	do {
+		ASSERT_EQ(0, sd_info(self->s, &si));
+	} while (!si.rx_queued && sd_now_ms() - t0 < SD_STEP_MS);
+	ASSERT_EQ(0, ioctl(self->s, SIOCINQ, &inq));
+	EXPECT_EQ((__u32)inq, si.rx_queued);
+	EXPECT_LT(0U, si.rx_queued);
+
+	close(self->c);
+	self->c = -1;
+	t0 = sd_now_ms();
+	do {
+		ASSERT_EQ(0, sd_info(self->s, &si));
+	} while (si.state != SMBDIRECT_STATE_CLOSED && sd_now_ms() - t0 < SD_STEP_MS);
+	EXPECT_EQ(SMBDIRECT_STATE_CLOSED, (int)si.state);
+}
+
 TEST_F(sock, so_rcvtimeo)
 {
 	struct timeval tv = { 0, 300000 };

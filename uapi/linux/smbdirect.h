@@ -91,6 +91,36 @@
 #define SMBDIRECT_OPT_MAX_READ_WRITE_SIZE	6 /* bytes per RDMA read/write */
 #define SMBDIRECT_OPT_KEEPALIVE_INTERVAL	7 /* seconds idle before a probe; 0 off */
 
+/*
+ * getsockopt(SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &info, &len): the
+ * connection's state now, as TCP_INFO is for TCP. Read-only (setsockopt
+ * is ENOPROTOOPT); readable in every state, the credit fields are 0 before
+ * the negotiation. len in: the caller's buffer (a shorter one gets the
+ * first len bytes, so the struct can grow at its end); out: bytes written.
+ */
+#define SMBDIRECT_OPT_INFO			16
+
+#define SMBDIRECT_STATE_UNCONNECTED	0
+#define SMBDIRECT_STATE_LISTENING	1
+#define SMBDIRECT_STATE_CONNECTING	2	/* rdma_cm or negotiation */
+#define SMBDIRECT_STATE_CONNECTED	3	/* negotiated */
+#define SMBDIRECT_STATE_CLOSED		4
+
+struct smbdirect_info {
+	__u32 state;		/* SMBDIRECT_STATE_* */
+	__u32 send_credits;	/* PDUs we may send now (the peer's grants) */
+	__u32 peer_credits;	/* PDUs the peer may send now (our grants) */
+	__u32 receives_posted;	/* receive buffers on the QP */
+	/*
+	 * Receive buffers kept back because rx_queued reached SO_RCVBUF: the
+	 * peer gets their credits once the reader makes room.
+	 */
+	__u32 receives_held;
+	__u32 sends_in_flight;	/* PDUs posted, not yet completed */
+	__u32 rx_queued;	/* bytes received, not yet read (SIOCINQ) */
+	__u32 tx_queued;	/* bytes taken by send, not yet all in PDUs (SIOCOUTQ) */
+};
+
 /* Transport kinds in struct smbdirect_params. */
 #define SMBDIRECT_TRANSPORT_IB		1
 #define SMBDIRECT_TRANSPORT_ROCE	2

@@ -579,7 +579,7 @@ TEST_F_TIMEOUT(life, credit_starvation_blocking, 180)
 	char *buf = malloc(STARVE_LEN);
 	int i, snd = 0, rcv = 0;
 	socklen_t len = sizeof(int);
-	long n, hold;
+	long n, hold, t0;
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_STREAM);
@@ -595,10 +595,16 @@ TEST_F_TIMEOUT(life, credit_starvation_blocking, 180)
 	sd_set_timeouts(self->c, 0);	/* no send timeout: it must block */
 	w.fd = self->c;
 	ASSERT_EQ(0, pthread_create(&w.thread, NULL, blocked_writer_thread, &w));
-	sd_sleep_ms(3000);
+	/* Until both ends show the starved state (bounded), or the writer ends. */
+	t0 = sd_now_ms();
+	while (!__atomic_load_n(&w.done, __ATOMIC_SEQ_CST) && !sd_starved(self->c, self->s) &&
+	       sd_now_ms() - t0 < STARVE_WAIT_MS)
+		sd_sleep_ms(100);
 	EXPECT_FALSE(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST))
 		TH_LOG("%d KiB went out with nobody reading (err %d)", w.count * STARVE_LEN / 1024,
 		       w.err);
+	EXPECT_TRUE(sd_starved(self->c, self->s))
+		TH_LOG("the writer blocks, but the ends do not show the starved state");
 	for (i = 0; i < w.count; i++) {
 		n = sd_stream_recv(self->s, buf, STARVE_LEN);
 		ASSERT_EQ(STARVE_LEN, n) TH_LOG("message %d: %s", i, n < 0 ? strerror(-n) : "short");

@@ -680,7 +680,10 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 /*
  * A receive arrived with SEND_WITH_INVALIDATE of rkey: the device already
  * invalidated it. Under sd->lock, before the core sees the PDU, so the
- * reader of the message finds the registration marked.
+ * reader of the message finds the registration marked. A token this
+ * connection never issued (or no longer holds) is a protocol error: some
+ * devices (rxe) do not check the MR's PD, so it may have been another
+ * connection's registration.
  */
 void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 {
@@ -699,6 +702,8 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 			return;
 		}
 	}
+	pr_warn_ratelimited("peer invalidated a token this connection did not issue\n");
+	sd_fail(sd, -EPROTO);
 }
 
 /*

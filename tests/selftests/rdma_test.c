@@ -1215,6 +1215,55 @@ static void pull_during_readv(struct __test_metadata *_metadata, const struct sd
 	buf_free(&rb);
 }
 
+/*
+ * SEND_WITH_INVALIDATE of a token A never issued (B offers the token of a
+ * registration on another connection, which rxe would invalidate across
+ * PDs): A's connection fails, with EPROTO when the device delivered the
+ * receive; the message is not delivered as if nothing happened.
+ */
+TEST_F(rdma, remote_invalidate_foreign_token_fails)
+{
+	struct smbdirect_buffer_descriptor_v1 other[MAXD];
+	int c2 = -1, s2 = -1, err = 0, i, ret;
+	const char *why = "";
+	struct buf r2;
+	socklen_t len = sizeof(err);
+	char msg[64];
+	ssize_t n = 0;
+	__u64 id2;
+
+	PAIR(SOCK_SEQPACKET);
+	ret = sd_pair_type(&variant->t, SOCK_SEQPACKET, &c2, &s2, &why);
+	ASSERT_EQ(0, ret) TH_LOG("second pair: %s: %s", why, strerror(-ret));
+	sd_set_timeouts(c2, SD_STEP_MS);
+	sd_set_timeouts(s2, SD_STEP_MS);
+	ASSERT_EQ(0, buf_one(&r2, 8192, 0));
+	offer(_metadata, c2, s2, &r2, SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE,
+	      151, other, &id2);
+	ret = sd_send_invalidate(self->s, SOCK_SEQPACKET, "answer", 6, le32toh(other[0].token));
+	ASSERT_EQ(0, ret) TH_LOG("B cannot know which tokens A issued: %s", strerror(-ret));
+	for (i = 0; i < 2; i++) {
+		n = recv(self->c, msg, sizeof(msg), 0);
+		if (n <= 0)
+			break;
+		TH_LOG("A received the %zd-byte answer before the error", n);
+	}
+	if (n < 0) {
+		err = errno;
+	} else {
+		EXPECT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_ERROR, &err, &len));
+		TH_LOG("recv returned %zd; SO_ERROR %d", n, err);
+	}
+	EXPECT_NE(0, err) TH_LOG("A's connection went on after a foreign token's invalidation");
+	EXPECT_NE(EAGAIN, err) TH_LOG("A: nothing happened");
+	TH_LOG("A: %s", strerror(err));
+	if (!strcmp(variant->t.kind, "rxe"))
+		EXPECT_EQ(EPROTO, err) TH_LOG("A: %s", strerror(err));
+	sd_deregister(c2, id2, NULL);
+	sd_teardown_pair(c2, s2, 0);
+	buf_free(&r2);
+}
+
 TEST_F_TIMEOUT(rdma, deregister_during_peer_readv, 60)
 {
 	PAIR(SOCK_SEQPACKET);

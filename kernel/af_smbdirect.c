@@ -71,7 +71,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	sk->sk_destruct = sd_sk_destruct;
 	sd_conn_setup(sd);
 	sd->type = type;
-	sd->state = SD_UNCONNECTED;
+	sd_set_state(sd, SD_UNCONNECTED);
 	sd_opts_default(&sd->opts);
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
 	sock_set_flag(sk, SOCK_KEEPOPEN);
@@ -220,7 +220,7 @@ static void sd_listener_close(struct sd_sock *sd)
 	LIST_HEAD(children);
 
 	spin_lock_bh(&sd_accept_lock);
-	sd->state = SD_CLOSED;
+	sd_set_state(sd, SD_CLOSED);
 	spin_unlock_bh(&sd_accept_lock);
 	/* Destroying the listening id waits out a running CONNECT_REQUEST. */
 	sd_transport_teardown(sd);
@@ -346,11 +346,11 @@ static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int 
 		err = sd_sock_addr(sk, addr, len, true, &ss);
 		if (err)
 			goto out;
-		sd->state = SD_CONNECTING;
+		sd_set_state(sd, SD_CONNECTING);
 		sock->state = SS_CONNECTING;
 		err = sd_cm_connect(sd, (struct sockaddr *)&ss);
 		if (err) {
-			sd->state = SD_UNCONNECTED;
+			sd_set_state(sd, SD_UNCONNECTED);
 			sock->state = SS_UNCONNECTED;
 			goto out;
 		}
@@ -395,12 +395,12 @@ static int sd_listen(struct socket *sock, int backlog)
 	if (err)
 		goto out;
 	spin_lock_bh(&sd_accept_lock);
-	sd->state = SD_LISTENING;
+	sd_set_state(sd, SD_LISTENING);
 	spin_unlock_bh(&sd_accept_lock);
 	err = sd_cm_listen(sd, backlog);
 	if (err) {
 		spin_lock_bh(&sd_accept_lock);
-		sd->state = SD_UNCONNECTED;
+		sd_set_state(sd, SD_UNCONNECTED);
 		spin_unlock_bh(&sd_accept_lock);
 	}
 out:

@@ -62,7 +62,7 @@ void sd_fail(struct sd_sock *sd, int err)
 	if (sd->core_ready)
 		(void)sd_core_disconnect(&sd->core, SD_CORE_REASON_LOCAL, &act);
 	if (sd->state != SD_LISTENING)
-		sd->state = SD_CLOSED;
+		sd_set_state(sd, SD_CLOSED);
 	if (err)
 		WRITE_ONCE(sd->sk.sk_err, -err);
 	WRITE_ONCE(sd->sk.sk_shutdown, SHUTDOWN_MASK);
@@ -124,7 +124,7 @@ static void sd_established(struct sd_sock *sd)
 		sd_fail(sd, -EPROTO);
 		return;
 	}
-	sd->state = SD_CONNECTED;
+	sd_set_state(sd, SD_CONNECTED);
 	sd_core_stream_parser_init(&sd->tx_parser,
 				   sd->params.max_fragmented_send_size);
 	/*

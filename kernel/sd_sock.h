@@ -25,6 +25,7 @@
 #include <linux/ipv6.h>
 #include <net/inet_sock.h>
 #include <net/sock.h>
+#include <net/tcp_states.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -182,6 +183,24 @@ struct sd_sock {
 static inline struct sd_sock *sd_sk(const struct sock *sk)
 {
 	return container_of(sk, struct sd_sock, sk);
+}
+
+/*
+ * Every state change: sk_state follows as for TCP (TCP_LISTEN, SYN_SENT,
+ * ESTABLISHED, CLOSE), so SO_ACCEPTCONN and socket diagnostics read it.
+ */
+static inline void sd_set_state(struct sd_sock *sd, enum sd_state state)
+{
+	static const unsigned char tcp[] = {
+		[SD_UNCONNECTED] = TCP_CLOSE,
+		[SD_LISTENING] = TCP_LISTEN,
+		[SD_CONNECTING] = TCP_SYN_SENT,
+		[SD_CONNECTED] = TCP_ESTABLISHED,
+		[SD_CLOSED] = TCP_CLOSE,
+	};
+
+	sd->state = state;
+	WRITE_ONCE(sd->sk.sk_state, tcp[state]);
 }
 
 extern spinlock_t sd_accept_lock;

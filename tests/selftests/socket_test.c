@@ -652,7 +652,7 @@ TEST_F(sock, options_nonsense_einval)
  * phase, credits that add up once connected, the queues as SIOCINQ and
  * SIOCOUTQ see them, truncation to a short buffer, and read-only.
  */
-TEST_F(sock, info_states_credits_and_queues)
+TEST_F(sock, info_states_credits_queues_acceptconn)
 {
 	struct smbdirect_info ci, si, small;
 	struct smbdirect_params p;
@@ -677,6 +677,10 @@ TEST_F(sock, info_states_credits_and_queues)
 	ASSERT_LE(0, lfd);
 	ASSERT_EQ(0, sd_info(lfd, &ci));
 	EXPECT_EQ(SMBDIRECT_STATE_LISTENING, (int)ci.state);
+	/* As for TCP: SO_ACCEPTCONN is 1 on a listener only. */
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len));
+	EXPECT_EQ(1, v);
 	close(lfd);
 
 	PAIR(SOCK_STREAM);
@@ -692,6 +696,9 @@ TEST_F(sock, info_states_credits_and_queues)
 	EXPECT_GE(ci.receives_posted, ci.peer_credits);
 	EXPECT_EQ(0U, ci.receives_held);
 	EXPECT_EQ(0U, ci.rx_queued);
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_ACCEPTCONN, &v, &len));
+	EXPECT_EQ(0, v);
 
 	/* A short buffer gets the first bytes: the state. */
 	len = 4;

@@ -162,6 +162,33 @@ static int sd_cm_child_abort(struct sd_sock *child)
 	return 1;
 }
 
+/*
+ * An accepted socket starts with its listener's socket settings, as TCP's
+ * do (sk_clone_lock): buffer sizes and their locks, linger, timeouts,
+ * low-water mark, keepalive, mark and priority.
+ */
+static void sd_inherit_sock(struct sock *child, const struct sock *parent)
+{
+	static const enum sock_flags flags[] = { SOCK_LINGER, SOCK_KEEPOPEN };
+	unsigned int i;
+
+	WRITE_ONCE(child->sk_rcvbuf, READ_ONCE(parent->sk_rcvbuf));
+	WRITE_ONCE(child->sk_sndbuf, READ_ONCE(parent->sk_sndbuf));
+	child->sk_userlocks = parent->sk_userlocks;
+	WRITE_ONCE(child->sk_lingertime, READ_ONCE(parent->sk_lingertime));
+	WRITE_ONCE(child->sk_rcvtimeo, READ_ONCE(parent->sk_rcvtimeo));
+	WRITE_ONCE(child->sk_sndtimeo, READ_ONCE(parent->sk_sndtimeo));
+	WRITE_ONCE(child->sk_rcvlowat, READ_ONCE(parent->sk_rcvlowat));
+	WRITE_ONCE(child->sk_mark, READ_ONCE(parent->sk_mark));
+	WRITE_ONCE(child->sk_priority, READ_ONCE(parent->sk_priority));
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		if (sock_flag(parent, flags[i]))
+			sock_set_flag(child, flags[i]);
+		else
+			sock_reset_flag(child, flags[i]);
+	}
+}
+
 static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev)
 {
@@ -190,8 +217,7 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	if (!child)
 		goto reject;
 	child->opts = lsd->opts;
-	if (!sock_flag(&lsd->sk, SOCK_KEEPOPEN))
-		sock_reset_flag(&child->sk, SOCK_KEEPOPEN);
+	sd_inherit_sock(&child->sk, &lsd->sk);
 	child->cm_id = id;
 	id->context = child;
 	sd_list_add(child);

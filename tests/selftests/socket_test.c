@@ -728,6 +728,66 @@ TEST_F(sock, info_states_credits_queues_acceptconn)
 	EXPECT_EQ(SMBDIRECT_STATE_CLOSED, (int)si.state);
 }
 
+/*
+ * As TCP's: an accepted socket starts with its listener's SO_RCVBUF,
+ * SO_SNDBUF, SO_LINGER, SO_RCVTIMEO, SO_SNDTIMEO and SO_KEEPALIVE.
+ */
+TEST_F(sock, accepted_inherits_listener_settings)
+{
+	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_STREAM };
+	struct linger lg = { 1, 3 }, lg2;
+	struct timeval rt = { 1, 500000 }, st = { 2, 250000 }, tv;
+	int lfd, v, rcv = 12345, snd = 23456, ka = 1, lrcv, lsnd;
+	socklen_t len;
+
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 4, &j.port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)));
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)));
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof(rt)));
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_SNDTIMEO, &st, sizeof(st)));
+	ASSERT_EQ(0, setsockopt(lfd, SOL_SOCKET, SO_KEEPALIVE, &ka, sizeof(ka)));
+	len = sizeof(lrcv);
+	ASSERT_EQ(0, getsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &lrcv, &len));
+	len = sizeof(lsnd);
+	ASSERT_EQ(0, getsockopt(lfd, SOL_SOCKET, SO_SNDBUF, &lsnd, &len));
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+	self->s = sd_accept_ms(lfd, SD_STEP_MS);
+	pthread_join(j.thread, NULL);
+	self->c = j.fd;
+	close(lfd);
+	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
+	ASSERT_LE(0, self->c) TH_LOG("connect: %s", strerror(-self->c));
+
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &v, &len));
+	EXPECT_EQ(lrcv, v);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_SNDBUF, &v, &len));
+	EXPECT_EQ(lsnd, v);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_KEEPALIVE, &v, &len));
+	EXPECT_EQ(1, v);
+	len = sizeof(lg2);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_LINGER, &lg2, &len));
+	EXPECT_EQ(1, lg2.l_onoff);
+	EXPECT_EQ(3, lg2.l_linger);
+	len = sizeof(tv);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_RCVTIMEO, &tv, &len));
+	EXPECT_EQ(1, tv.tv_sec);
+	EXPECT_EQ(500000, tv.tv_usec);
+	len = sizeof(tv);
+	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_SNDTIMEO, &tv, &len));
+	EXPECT_EQ(2, tv.tv_sec);
+	EXPECT_EQ(250000, tv.tv_usec);
+	/* The client's are its own. */
+	len = sizeof(lg2);
+	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg2, &len));
+	EXPECT_EQ(0, lg2.l_onoff);
+	/* The accepted socket's linger must not stall the teardown. */
+	lg2.l_onoff = 0;
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_LINGER, &lg2, sizeof(lg2)));
+}
+
 TEST_F(sock, so_rcvtimeo)
 {
 	struct timeval tv = { 0, 300000 };

@@ -73,6 +73,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	sd->type = type;
 	sd_set_state(sd, SD_UNCONNECTED);
 	sd_opts_default(&sd->opts);
+	sd_tcp_opts_default(&sd->tcp_opts);
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
 	sock_set_flag(sk, SOCK_KEEPOPEN);
 }
@@ -681,6 +682,16 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 		release_sock(sk);
 		return err;
 	}
+	if (level == SOL_TCP) {
+		if (optlen < sizeof(int))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		lock_sock(sk);
+		err = sd_tcp_opt_set(&sd->tcp_opts, optname, val);
+		release_sock(sk);
+		return err;
+	}
 	if (!sd_sol_level(level))
 		return -ENOPROTOOPT;
 	if (optlen < sizeof(int))
@@ -743,11 +754,11 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 	bool v6only = sock->sk->sk_family == AF_INET6 && level == SOL_IPV6 &&
 		      optname == IPV6_V6ONLY;
 
-	if (!v6only && !sd_sol_level(level))
+	if (!v6only && level != SOL_TCP && !sd_sol_level(level))
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
-	if (!v6only && optname == SMBDIRECT_OPT_INFO)
+	if (!v6only && level != SOL_TCP && optname == SMBDIRECT_OPT_INFO)
 		return len < 0 ? -EINVAL : sd_get_info(sd, optval, optlen, len);
 	if (len < (int)sizeof(int))
 		return -EINVAL;
@@ -755,6 +766,8 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 	if (v6only) {
 		val = sock->sk->sk_ipv6only;
 		err = 0;
+	} else if (level == SOL_TCP) {
+		err = sd_tcp_opt_get(&sd->tcp_opts, optname, &val);
 	} else {
 		err = sd_opt_get(&sd->opts, optname, &val);
 	}

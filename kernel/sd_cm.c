@@ -217,6 +217,7 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	if (!child)
 		goto reject;
 	child->opts = lsd->opts;
+	child->tcp_opts = lsd->tcp_opts;
 	sd_inherit_sock(&child->sk, &lsd->sk);
 	child->cm_id = id;
 	id->context = child;

@@ -10,6 +10,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/tcp.h>
 #include <net/ipv6.h>
 
 #include "uapi/linux/smbdirect.h"
@@ -149,6 +150,71 @@ void sd_opts_default(struct sd_opts *o)
 	o->max_fragmented_size = max_fragmented_size;
 	o->max_read_write_size = max_read_write_size;
 	o->keepalive_interval = keepalive_interval;
+}
+
+/* TCP's defaults and bounds (net/tcp.h: MAX_TCP_KEEPIDLE and friends). */
+#define SD_TCP_KEEP_SECS_MAX 32767
+#define SD_TCP_KEEPCNT_MAX 127
+
+void sd_tcp_opts_default(struct sd_tcp_opts *t)
+{
+	*t = (struct sd_tcp_opts){ .quickack = 1, .keepcnt = 9,
+				   .keepidle = 7200, .keepintvl = 75 };
+}
+
+int sd_tcp_opt_set(struct sd_tcp_opts *t, int optname, int val)
+{
+	switch (optname) {
+	case TCP_NODELAY:
+		t->nodelay = !!val;
+		return 0;
+	case TCP_CORK:
+		t->cork = !!val;
+		return 0;
+	case TCP_QUICKACK:
+		t->quickack = !!val;
+		return 0;
+	case TCP_KEEPIDLE:
+	case TCP_KEEPINTVL:
+		if (val < 1 || val > SD_TCP_KEEP_SECS_MAX)
+			return -EINVAL;
+		if (optname == TCP_KEEPIDLE)
+			t->keepidle = val;
+		else
+			t->keepintvl = val;
+		return 0;
+	case TCP_KEEPCNT:
+		if (val < 1 || val > SD_TCP_KEEPCNT_MAX)
+			return -EINVAL;
+		t->keepcnt = val;
+		return 0;
+	}
+	return -ENOPROTOOPT;
+}
+
+int sd_tcp_opt_get(const struct sd_tcp_opts *t, int optname, int *val)
+{
+	switch (optname) {
+	case TCP_NODELAY:
+		*val = t->nodelay;
+		return 0;
+	case TCP_CORK:
+		*val = t->cork;
+		return 0;
+	case TCP_QUICKACK:
+		*val = t->quickack;
+		return 0;
+	case TCP_KEEPIDLE:
+		*val = t->keepidle;
+		return 0;
+	case TCP_KEEPINTVL:
+		*val = t->keepintvl;
+		return 0;
+	case TCP_KEEPCNT:
+		*val = t->keepcnt;
+		return 0;
+	}
+	return -ENOPROTOOPT;
 }
 
 int sd_params_init(void)

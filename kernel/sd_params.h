@@ -39,6 +39,22 @@ int sd_opt_get(const struct sd_opts *o, int optname, int *val);
 /* Every field valid (module parameters are checked with this at load). */
 int sd_opts_check(const struct sd_opts *o);
 void sd_opts_default(struct sd_opts *o);
+
+/*
+ * IPPROTO_TCP options a program ported from TCP sets (Samba's "socket
+ * options = TCP_NODELAY ..."): accepted and reported back, without effect:
+ * SMB-Direct sends every message at once (no Nagle, nothing to cork or
+ * delay-ack), and its keepalive is SMBDIRECT_OPT_KEEPALIVE_INTERVAL.
+ * Ranges as TCP's; other TCP options are ENOPROTOOPT.
+ */
+struct sd_tcp_opts {
+	u8 nodelay, cork, quickack, keepcnt;
+	u16 keepidle, keepintvl;	/* seconds */
+};
+
+void sd_tcp_opts_default(struct sd_tcp_opts *t);
+int sd_tcp_opt_set(struct sd_tcp_opts *t, int optname, int val);
+int sd_tcp_opt_get(const struct sd_tcp_opts *t, int optname, int *val);
 int sd_params_init(void);
 
 /*

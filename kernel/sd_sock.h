@@ -90,6 +90,7 @@ struct sd_sock {
 	enum sd_state state;
 	int type;		/* SOCK_STREAM or SOCK_SEQPACKET */
 	struct sd_opts opts;	/* local parameters, fixed at connect/listen */
+	struct sd_tcp_opts tcp_opts;	/* IPPROTO_TCP level: accepted, no effect */
 	struct sockaddr_storage local;
 	struct sockaddr_storage peer;
 	bool bound;

@@ -11,6 +11,7 @@
 #include <linux/in6.h>
 #include <linux/limits.h>
 #include <linux/socket.h>
+#include <linux/tcp.h>
 
 #include "uapi/linux/smbdirect.h"
 #include "sd_params.h"
@@ -249,6 +250,41 @@ static void glue_legacy_depth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sd_legacy_depth(cpu_to_be32(0x10000)), 255u);
 }
 
+static void glue_tcp_opts(struct kunit *test)
+{
+	struct sd_tcp_opts t;
+	int v = -1;
+
+	sd_tcp_opts_default(&t);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_NODELAY, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_KEEPIDLE, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 7200);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_NODELAY, 5), 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_NODELAY, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 1);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_CORK, 1), 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_CORK, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 1);
+	/* TCP's bounds: 1 .. 32767 seconds, 1 .. 127 probes. */
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPIDLE, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPIDLE, 32768), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPIDLE, 32767), 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPINTVL, -1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPINTVL, 10), 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPCNT, 128), -EINVAL);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPCNT, 3), 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_KEEPIDLE, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 32767);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_KEEPINTVL, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 10);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_KEEPCNT, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 3);
+	/* Options without a meaning on SMB-Direct stay unknown. */
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_MAXSEG, 1400), -ENOPROTOOPT);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_INFO, &v), -ENOPROTOOPT);
+}
+
 static void glue_rd_depths_zero(struct kunit *test)
 {
 	u8 ird = 8, rr = 8;
@@ -286,6 +322,7 @@ static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_rd_depths_cifs612_request),
 	KUNIT_CASE(glue_legacy_depth),
 	KUNIT_CASE(glue_rd_depths_zero),
+	KUNIT_CASE(glue_tcp_opts),
 	{}
 };
 

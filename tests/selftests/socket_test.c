@@ -788,6 +788,43 @@ TEST_F(sock, accepted_inherits_listener_settings)
 	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_LINGER, &lg2, sizeof(lg2)));
 }
 
+/*
+ * IPPROTO_TCP options a TCP program sets (Samba: TCP_NODELAY, keepalive
+ * knobs) are accepted and read back, as TCP's, before and after connect;
+ * TCP options without a meaning here stay ENOPROTOOPT.
+ */
+TEST_F(sock, tcp_level_options_accepted)
+{
+	int fd, v, one = 1, idle = 30, bad = 0;
+	socklen_t len = sizeof(v);
+	char buf[8];
+
+	fd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
+	EXPECT_EQ(0, getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(0, setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle)));
+	len = sizeof(v);
+	EXPECT_EQ(0, getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &v, &len));
+	EXPECT_EQ(30, v);
+	EXPECT_EQ(-1, setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &bad, sizeof(bad)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &one, sizeof(one)));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	close(fd);
+
+	PAIR(SOCK_STREAM);
+	EXPECT_EQ(0, setsockopt(self->c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
+	EXPECT_EQ(0, setsockopt(self->s, IPPROTO_TCP, TCP_CORK, &one, sizeof(one)));
+	len = sizeof(v);
+	EXPECT_EQ(0, getsockopt(self->s, IPPROTO_TCP, TCP_CORK, &v, &len));
+	EXPECT_EQ(1, v);
+	/* Without effect: a message still goes at once. */
+	ASSERT_EQ(0, sd_stream_send(self->s, "corked", 6));
+	EXPECT_EQ(6, sd_stream_recv(self->c, buf, sizeof(buf)));
+}
+
 TEST_F(sock, so_rcvtimeo)
 {
 	struct timeval tv = { 0, 300000 };

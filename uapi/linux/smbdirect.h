@@ -83,6 +83,17 @@
  */
 #define SOL_SMBDIRECT 0x5344
 
+/*
+ * Level IPPROTO_TCP, for programs ported from TCP: TCP_NODELAY, TCP_CORK,
+ * TCP_QUICKACK, TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT are accepted
+ * (TCP's ranges, EINVAL outside) and read back, but change nothing:
+ * SMB-Direct sends every message at once and its keepalive is
+ * SMBDIRECT_OPT_KEEPALIVE_INTERVAL (with SO_KEEPALIVE). Other TCP options
+ * are ENOPROTOOPT. SO_ACCEPTCONN is 1 on a listener; an accepted socket
+ * starts with its listener's SO_RCVBUF, SO_SNDBUF, SO_LINGER, SO_RCVTIMEO,
+ * SO_SNDTIMEO and SO_KEEPALIVE, as with TCP.
+ */
+
 #define SMBDIRECT_OPT_RECEIVE_CREDIT_MAX	1 /* receive buffers posted */
 #define SMBDIRECT_OPT_SEND_CREDIT_TARGET	2 /* credits asked of the peer */
 #define SMBDIRECT_OPT_MAX_SEND_SIZE		3 /* bytes per PDU sent */

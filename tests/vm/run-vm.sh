@@ -28,11 +28,12 @@ kernel=$kdir/arch/x86/boot/bzImage
 [ -f "$kernel" ] || { echo "run-vm: no $kernel" >&2; exit 2; }
 
 # no_timer_check: under TCG on a busy host the IO-APIC timer check can
-# fail and panic the boot.
+# fail and panic the boot. log_buf_len: a cascade of KASAN reports must not
+# push the first one out of dmesg.txt (a 7.2 run lost it from a 128 KiB log).
 # Kernel parameters with '=' that the kernel does not know reach init as
 # environment variables; that is how the guest learns its paths.
 printf '%q ' "$@" > "$out/args"
-append="console=ttyS0 loglevel=4 panic=-1 oops=panic kasan_multi_shot no_timer_check
+append="console=ttyS0 loglevel=4 log_buf_len=8M panic=-1 oops=panic kasan_multi_shot no_timer_check
 	root=sdroot rootfstype=9p ro
 	rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose
 	init=$root/tests/vm/guest-init.sh

@@ -41,11 +41,10 @@ static int nb_connect(const struct sd_target *t, int port, int *fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sd_addr(t, port, &ss);
-	int family = sd_family();
 
-	*fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	*fd = sd_socket(SOCK_STREAM | SOCK_NONBLOCK);
 	if (*fd < 0)
-		return -errno;
+		return *fd;
 	return connect(*fd, (struct sockaddr *)&ss, len) ? errno : 0;
 }
 

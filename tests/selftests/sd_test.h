@@ -68,6 +68,12 @@ struct sd_target {
 	int af;			/* AF_INET or AF_INET6 */
 	const char *addr;	/* local address of netdev, server and client alike */
 	__u32 transport;	/* expected smbdirect_params.transport */
+	/*
+	 * Entry point of its SOCK_STREAM sockets: 0 AF_SMBDIRECT, 1
+	 * socket(af, SOCK_STREAM, IPPROTO_SMBDIRECT). SOCK_SEQPACKET has
+	 * only the first.
+	 */
+	int inet;
 };
 
 /*
@@ -77,10 +83,12 @@ struct sd_target {
  * targets use veth1's addresses, and sd_target_unusable() adds a siw link
  * on veth1 when the guest has none.
  */
-#define SD_TARGET_RXE4 { "rxe", "veth0", AF_INET, "10.77.0.1", SMBDIRECT_TRANSPORT_ROCE }
-#define SD_TARGET_RXE6 { "rxe", "veth0", AF_INET6, "fd77::1", SMBDIRECT_TRANSPORT_ROCE }
-#define SD_TARGET_SIW4 { "siw", "veth1", AF_INET, "10.77.0.2", SMBDIRECT_TRANSPORT_IWARP }
-#define SD_TARGET_SIW6 { "siw", "veth1", AF_INET6, "fd77::2", SMBDIRECT_TRANSPORT_IWARP }
+#define SD_TARGET_RXE4 { "rxe", "veth0", AF_INET, "10.77.0.1", SMBDIRECT_TRANSPORT_ROCE, 0 }
+#define SD_TARGET_RXE6 { "rxe", "veth0", AF_INET6, "fd77::1", SMBDIRECT_TRANSPORT_ROCE, 0 }
+#define SD_TARGET_SIW4 { "siw", "veth1", AF_INET, "10.77.0.2", SMBDIRECT_TRANSPORT_IWARP, 0 }
+#define SD_TARGET_SIW6 { "siw", "veth1", AF_INET6, "fd77::2", SMBDIRECT_TRANSPORT_IWARP, 0 }
+#define SD_TARGET_RXE6_INET { "rxe", "veth0", AF_INET6, "fd77::1", SMBDIRECT_TRANSPORT_ROCE, 1 }
+#define SD_TARGET_SIW4_INET { "siw", "veth1", AF_INET, "10.77.0.2", SMBDIRECT_TRANSPORT_IWARP, 1 }
 #define SD_SIW_LINK "siw1"
 
 /*
@@ -94,7 +102,20 @@ struct sd_target {
 		struct sd_target t;					\
 	}
 
+/*
+ * Both entry points by variant: SOCK_STREAM sockets are AF_SMBDIRECT ones
+ * over rxe4 and siw6, IPPROTO_SMBDIRECT ones over rxe6_inet and siw4_inet,
+ * so each entry point meets RoCE and iWARP, IPv4 and IPv6, in every
+ * fixture, at no extra guest time. SD_ADD_AF_TARGET_VARIANTS keeps all
+ * four on AF_SMBDIRECT (inet_test compares the two entry points itself).
+ */
 #define SD_ADD_TARGET_VARIANTS(fixture)				\
+	FIXTURE_VARIANT_ADD(fixture, rxe4) { .t = SD_TARGET_RXE4 };	\
+	FIXTURE_VARIANT_ADD(fixture, rxe6_inet) { .t = SD_TARGET_RXE6_INET }; \
+	FIXTURE_VARIANT_ADD(fixture, siw4_inet) { .t = SD_TARGET_SIW4_INET }; \
+	FIXTURE_VARIANT_ADD(fixture, siw6) { .t = SD_TARGET_SIW6 }
+
+#define SD_ADD_AF_TARGET_VARIANTS(fixture)				\
 	FIXTURE_VARIANT_ADD(fixture, rxe4) { .t = SD_TARGET_RXE4 };	\
 	FIXTURE_VARIANT_ADD(fixture, rxe6) { .t = SD_TARGET_RXE6 };	\
 	FIXTURE_VARIANT_ADD(fixture, siw4) { .t = SD_TARGET_SIW4 };	\
@@ -110,6 +131,9 @@ struct sd_target {
 	if (_why)							\
 		SKIP(return, "%s", _why);				\
 	ASSERT_LT(0, sd_family()) TH_LOG("af_smbdirect is not loaded");	\
+	sd_use_entry(&variant->t);					\
+	ASSERT_LT(0, sd_stream_domain())				\
+		TH_LOG("the IPPROTO_SMBDIRECT entry point is not served");	\
 } while (0)
 
 /*
@@ -170,6 +194,42 @@ static inline int sd_family(void)
 	return ret ? ret : (int)family;
 }
 
+/*
+ * The entry point sd_socket() uses for SOCK_STREAM in this test (each
+ * test runs in a process of its own): set from the variant by
+ * SD_SETUP_TARGET(); AF_SMBDIRECT until then.
+ */
+static int sd_inet_af;	/* 0, or AF_INET/AF_INET6 with IPPROTO_SMBDIRECT */
+
+static inline void sd_use_entry(const struct sd_target *t)
+{
+	sd_inet_af = t->inet ? t->af : 0;
+}
+
+/* The module's IPPROTO_SMBDIRECT number; -errno if it serves none. */
+static inline int sd_inet_protocol(void)
+{
+	long proto = 0;
+	int ret = sd_read_long(SMBDIRECT_INET_PROTOCOL_SYSFS, &proto);
+
+	if (ret)
+		return ret;
+	return proto > 0 ? (int)proto : -EPROTONOSUPPORT;
+}
+
+/* SO_DOMAIN of this test's SOCK_STREAM sockets; -errno. */
+static inline int sd_stream_domain(void)
+{
+#ifndef SD_FAKE_TCP
+	if (sd_inet_af) {
+		int proto = sd_inet_protocol();
+
+		return proto < 0 ? proto : sd_inet_af;
+	}
+#endif
+	return sd_family();
+}
+
 static inline int sd_socket(int type)
 {
 	int family = sd_family();
@@ -177,6 +237,16 @@ static inline int sd_socket(int type)
 
 	if (family < 0)
 		return family;
+#ifndef SD_FAKE_TCP
+	if (sd_inet_af && (type & 0xf) == SOCK_STREAM) {
+		int proto = sd_inet_protocol();
+
+		if (proto < 0)
+			return proto;
+		fd = socket(sd_inet_af, type, proto);
+		return fd < 0 ? -errno : fd;
+	}
+#endif
 	fd = socket(family, type, 0);
 	return fd < 0 ? -errno : fd;
 }

@@ -79,7 +79,7 @@ TEST_F(sock, connect_accept_addresses)
 	EXPECT_EQ(SOCK_STREAM, v);
 	len = sizeof(v);
 	ASSERT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_DOMAIN, &v, &len));
-	EXPECT_EQ(sd_family(), v);
+	EXPECT_EQ(sd_stream_domain(), v);
 	len = sizeof(v);
 	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_ERROR, &v, &len));
 	EXPECT_EQ(0, v);

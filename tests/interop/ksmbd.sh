@@ -33,13 +33,20 @@ ksmbd_rd_depths() { # case-name
 	esac
 }
 
-# case NAME ADDR PORT
+# case NAME ADDR PORT [inet]: with inet, the client's socket is
+# socket(AF_INET, SOCK_STREAM, IPPROTO_SMBDIRECT) (upstream's proposed
+# shape) and must say so in SO_DOMAIN/SO_PROTOCOL.
 run_case() {
-	local name=$1 log=/tmp/sd-ksmbd-$1.log rc why
-	SD_EXPECT_RD_DEPTHS=$(ksmbd_rd_depths "$name") \
+	local name=$1 log=/tmp/sd-ksmbd-$1.log rc why inet=0 want
+	[ "${4:-}" = inet ] && inet=1
+	SD_INET=$inet SD_EXPECT_RD_DEPTHS=$(ksmbd_rd_depths "$name") \
 		timeout -s KILL 120 "$client" "$2" "$3" >"$log" 2>&1
 	rc=$?
 	sed "s/^/# $name: /" "$log"
+	if [ "$rc" -eq 0 ] && [ $inet = 1 ]; then
+		want="socket: SO_DOMAIN 2 SO_PROTOCOL $(cat /sys/module/af_smbdirect/parameters/inet_protocol)"
+		grep -qx "$want" "$log" || { echo "no '$want' line" >>"$log"; rc=1; }
+	fi
 	if [ "$rc" -eq 0 ]; then
 		tap_ok "$name"
 	else
@@ -53,8 +60,8 @@ run_case() {
 	fi
 }
 
-names=(ksmbd-rdma-rxe4-negotiate ksmbd-rdma-siw4-negotiate)
-tap_plan 2
+names=(ksmbd-rdma-rxe4-negotiate ksmbd-rdma-siw4-negotiate ksmbd-inet-rxe4-negotiate)
+tap_plan 3
 skip_all() { for n in "${names[@]}"; do tap_skip "$n" "$1"; done; tap_exit; }
 ksmbd_start || { why=$ksmbd_error
 	case $why in "ksmbd-tools are not installed" | "no ksmbd in this kernel" | \
@@ -66,5 +73,6 @@ sed 's/^/# /' <<<"$ksmbd_listening"
 
 run_case ksmbd-rdma-rxe4-negotiate 10.77.0.1 "$ksmbd_rxe_port"
 run_case ksmbd-rdma-siw4-negotiate 10.77.0.2 "$ksmbd_siw_port"
+run_case ksmbd-inet-rxe4-negotiate 10.77.0.1 "$ksmbd_rxe_port" inet
 echo "# ksmbd left running (see the header of this script)"
 tap_exit

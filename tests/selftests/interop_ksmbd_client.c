@@ -41,6 +41,9 @@ int main(int argc, char **argv)
 	alarm(60);
 	t.addr = argv[1];
 	t.af = strchr(argv[1], ':') ? AF_INET6 : AF_INET;
+	/* SD_INET=1: socket(AF_INET[6], SOCK_STREAM, IPPROTO_SMBDIRECT). */
+	t.inet = getenv("SD_INET") && !strcmp(getenv("SD_INET"), "1");
+	sd_use_entry(&t);
 
 	fd = sd_socket(SOCK_STREAM);
 	if (fd < 0) {
@@ -59,6 +62,15 @@ int main(int argc, char **argv)
 		}
 	}
 	sd_set_timeouts(fd, 20000);
+	{
+		int dom = 0, proto = 0;
+		socklen_t l = sizeof(int);
+
+		getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l);
+		l = sizeof(int);
+		getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+		printf("socket: SO_DOMAIN %d SO_PROTOCOL %d\n", dom, proto);
+	}
 	r = sd_get_params(fd, &p);
 	if (r) {
 		fprintf(stderr, "GET_PARAMS: %s\n", strerror(-r));

@@ -444,6 +444,14 @@ static int sd_accept(struct socket *sock, struct socket *newsock, SD_ACCEPT_ARGS
 		child = sd_accept_pop(sd);
 		if (child)
 			break;
+		if (sd->failed) {
+			/*
+			 * The listener lost its device: every accept() says so
+			 * (ENETDOWN unless SO_ERROR took the error), none waits.
+			 */
+			err = READ_ONCE(sk->sk_err) ? sock_error(sk) : -ENETDOWN;
+			break;
+		}
 		if (READ_ONCE(sk->sk_err)) {
 			err = sock_error(sk);
 			if (err)
@@ -458,7 +466,8 @@ static int sd_accept(struct socket *sock, struct socket *newsock, SD_ACCEPT_ARGS
 			break;
 		}
 		sk_wait_event(sk, &timeo, !list_empty_careful(&sd->ready) ||
-			      READ_ONCE(sk->sk_err) || sd->state != SD_LISTENING, &wait);
+			      READ_ONCE(sk->sk_err) || READ_ONCE(sd->failed) ||
+			      sd->state != SD_LISTENING, &wait);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
 	release_sock(sk);

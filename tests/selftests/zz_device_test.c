@@ -239,6 +239,18 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 								 i, total);
 		EXPECT_LE(recv(self->fds[i], &b, 1, MSG_DONTWAIT), 0) TH_LOG("fd %d", i);
 	}
+	/* The listener lost its device: every accept() fails at once, none blocks. */
+	{
+		struct timeval tv = { 2, 0 };
+		int k;
+
+		ASSERT_EQ(0, setsockopt(self->fds[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+		for (k = 0; k < 2; k++) {
+			errno = 0;
+			EXPECT_EQ(-1, accept(self->fds[0], NULL, NULL));
+			EXPECT_EQ(ENETDOWN, errno) TH_LOG("accept %d: %s", k, strerror(errno));
+		}
+	}
 	for (i = 0; i < 5; i++) {
 		close(self->fds[i]);
 		self->fds[i] = -1;

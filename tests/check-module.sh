@@ -36,6 +36,13 @@ compile() { # name kdir extra-make-args...
 		echo "   exported symbols without the af_smbdirect_ prefix: $bad"
 		echo "fail module/$name" >>"$res"; rc=1; return
 	fi
+	# modinfo: every parameter has a description an administrator can read.
+	local undoc
+	undoc=$(modinfo -p "$mdir/af_smbdirect.ko" | awk -F: '$2 ~ /^ *\(/ || $2 == "" { print $1 }')
+	if [ -z "$(modinfo -p "$mdir/af_smbdirect.ko")" ] || [ -n "$undoc" ]; then
+		echo "   module parameters without a description: ${undoc:-(no parameters at all)}"
+		echo "fail module/$name" >>"$res"; rc=1; return
+	fi
 	echo "pass module/$name" >>"$res"
 	echo "   ok"
 }

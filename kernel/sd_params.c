@@ -166,11 +166,8 @@ int sd_tcp_opt_set(struct sd_tcp_opts *t, int optname, int val)
 {
 	switch (optname) {
 	case TCP_NODELAY:
-		t->nodelay = !!val;
-		return 0;
 	case TCP_CORK:
-		t->cork = !!val;
-		return 0;
+		return 0;	/* read back as SMB-Direct behaves, see below */
 	case TCP_QUICKACK:
 		t->quickack = !!val;
 		return 0;
@@ -196,10 +193,10 @@ int sd_tcp_opt_get(const struct sd_tcp_opts *t, int optname, int *val)
 {
 	switch (optname) {
 	case TCP_NODELAY:
-		*val = t->nodelay;
+		*val = 1;	/* every message goes at once */
 		return 0;
 	case TCP_CORK:
-		*val = t->cork;
+		*val = 0;	/* nothing is held back */
 		return 0;
 	case TCP_QUICKACK:
 		*val = t->quickack;

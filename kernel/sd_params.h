@@ -42,13 +42,14 @@ void sd_opts_default(struct sd_opts *o);
 
 /*
  * IPPROTO_TCP options a program ported from TCP sets (Samba's "socket
- * options = TCP_NODELAY ..."): accepted and reported back, without effect:
- * SMB-Direct sends every message at once (no Nagle, nothing to cork or
- * delay-ack), and its keepalive is SMBDIRECT_OPT_KEEPALIVE_INTERVAL.
- * Ranges as TCP's; other TCP options are ENOPROTOOPT.
+ * options = TCP_NODELAY ..."): accepted, without effect. TCP_NODELAY and
+ * TCP_CORK read as SMB-Direct behaves (1 and 0: every message goes at
+ * once, as the preload reports them too); TCP_QUICKACK and the keepalive
+ * knobs read back what was set (TCP's ranges): SMB-Direct's keepalive is
+ * SMBDIRECT_OPT_KEEPALIVE_INTERVAL. Other TCP options are ENOPROTOOPT.
  */
 struct sd_tcp_opts {
-	u8 nodelay, cork, quickack, keepcnt;
+	u8 quickack, keepcnt;
 	u16 keepidle, keepintvl;	/* seconds */
 };
 

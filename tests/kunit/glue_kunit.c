@@ -256,16 +256,20 @@ static void glue_tcp_opts(struct kunit *test)
 	int v = -1;
 
 	sd_tcp_opts_default(&t);
+	/* SMB-Direct sends every message at once: NODELAY 1, CORK 0, always. */
 	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_NODELAY, &v), 0);
-	KUNIT_EXPECT_EQ(test, v, 0);
-	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_KEEPIDLE, &v), 0);
-	KUNIT_EXPECT_EQ(test, v, 7200);
-	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_NODELAY, 5), 0);
+	KUNIT_EXPECT_EQ(test, v, 1);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_NODELAY, 0), 0);
 	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_NODELAY, &v), 0);
 	KUNIT_EXPECT_EQ(test, v, 1);
 	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_CORK, 1), 0);
 	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_CORK, &v), 0);
-	KUNIT_EXPECT_EQ(test, v, 1);
+	KUNIT_EXPECT_EQ(test, v, 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_KEEPIDLE, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 7200);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_QUICKACK, 0), 0);
+	KUNIT_EXPECT_EQ(test, sd_tcp_opt_get(&t, TCP_QUICKACK, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 0);
 	/* TCP's bounds: 1 .. 32767 seconds, 1 .. 127 probes. */
 	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPIDLE, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, sd_tcp_opt_set(&t, TCP_KEEPIDLE, 32768), -EINVAL);

@@ -86,9 +86,10 @@
 /*
  * Level IPPROTO_TCP, for programs ported from TCP: TCP_NODELAY, TCP_CORK,
  * TCP_QUICKACK, TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT are accepted
- * (TCP's ranges, EINVAL outside) and read back, but change nothing:
- * SMB-Direct sends every message at once and its keepalive is
- * SMBDIRECT_OPT_KEEPALIVE_INTERVAL (with SO_KEEPALIVE). Other TCP options
+ * (TCP's ranges, EINVAL outside) but change nothing: SMB-Direct sends
+ * every message at once, so TCP_NODELAY always reads 1 and TCP_CORK 0; the
+ * others read back what was set (the keepalive is
+ * SMBDIRECT_OPT_KEEPALIVE_INTERVAL with SO_KEEPALIVE). Other TCP options
  * are ENOPROTOOPT. SO_ACCEPTCONN is 1 on a listener; an accepted socket
  * starts with its listener's SO_RCVBUF, SO_SNDBUF, SO_LINGER, SO_RCVTIMEO,
  * SO_SNDTIMEO and SO_KEEPALIVE, as with TCP.

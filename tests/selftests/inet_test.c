@@ -236,6 +236,82 @@ TEST_F(inet, af_smbdirect_client_meets_inet_server)
 	EXPECT_EQ(0, memcmp(in, "hello", 5));
 }
 
+/* The reverse: an IPPROTO_SMBDIRECT client, an AF_SMBDIRECT listener. */
+TEST_F(inet, inet_client_meets_af_smbdirect_server)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char in[64];
+	int port = 0, ret;
+
+	self->l = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
+	ASSERT_LE(0, self->l) TH_LOG("listen: %s", strerror(-self->l));
+	EXPECT_EQ(sd_family(), sockopt_int(self->l, SOL_SOCKET, SO_DOMAIN));
+	self->c = inet_socket(variant->t.af);
+	ASSERT_LE(0, self->c);
+	len = sd_addr(&variant->t, port, &ss);
+	ret = inet_connect_accept(self->c, &ss, len, self->l, &self->s);
+	ASSERT_EQ(0, ret) TH_LOG("connect/accept: %s", strerror(-ret));
+	sd_set_timeouts(self->c, SD_STEP_MS);
+	sd_set_timeouts(self->s, SD_STEP_MS);
+	ASSERT_EQ(0, sd_stream_send(self->c, "hello", 5));
+	ASSERT_EQ(5, sd_stream_recv(self->s, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(in, "hello", 5));
+	ASSERT_EQ(0, sd_stream_send(self->s, "back", 4));
+	ASSERT_EQ(4, sd_stream_recv(self->c, in, sizeof(in)));
+}
+
+/*
+ * Plain TCP on the same address is untouched while the module serves
+ * IPPROTO_SMBDIRECT and such a pair is open: 64 KiB each way, SO_PROTOCOL
+ * IPPROTO_TCP.
+ */
+TEST_F(inet, tcp_untouched_beside_inet_sockets)
+{
+	const size_t n = 64 << 10;	/* fits TCP's default buffers: one thread writes, then reads */
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(&variant->t, 0, &ss);
+	char *out = malloc(n), *in = malloc(n);
+	int tl, tc, ts = -1, port, ret;
+
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, in);
+	ret = inet_pair(&variant->t, &self->c, &self->s, &self->l);
+	ASSERT_EQ(0, ret) TH_LOG("IPPROTO_SMBDIRECT pair: %s", strerror(-ret));
+
+	tl = socket(variant->t.af, SOCK_STREAM, 0);
+	ASSERT_LE(0, tl);
+	ASSERT_EQ(0, bind(tl, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(tl, 1));
+	len = sizeof(ss);
+	ASSERT_EQ(0, getsockname(tl, (struct sockaddr *)&ss, &len));
+	port = sd_port_of(&ss);
+	tc = socket(variant->t.af, SOCK_STREAM, 0);
+	ASSERT_LE(0, tc);
+	EXPECT_EQ(IPPROTO_TCP, sockopt_int(tc, SOL_SOCKET, SO_PROTOCOL));
+	len = sd_addr(&variant->t, port, &ss);
+	ret = inet_connect_accept(tc, &ss, len, tl, &ts);
+	ASSERT_EQ(0, ret) TH_LOG("TCP connect/accept: %s", strerror(-ret));
+	EXPECT_EQ(IPPROTO_TCP, sockopt_int(ts, SOL_SOCKET, SO_PROTOCOL));
+	sd_set_timeouts(tc, SD_STEP_MS);
+	sd_set_timeouts(ts, SD_STEP_MS);
+	sd_fill(out, n, 7);
+	ASSERT_EQ(0, sd_write_all(tc, out, n));
+	ASSERT_EQ(0, sd_read_all(ts, in, n));
+	EXPECT_EQ(-1, sd_check(in, n, 7));
+	ASSERT_EQ(0, sd_write_all(ts, in, n));
+	ASSERT_EQ(0, sd_read_all(tc, out, n));
+	EXPECT_EQ(-1, sd_check(out, n, 7));
+	/* And the SMB-Direct pair still works. */
+	ASSERT_EQ(0, sd_stream_send(self->c, "hello", 5));
+	EXPECT_EQ(5, sd_stream_recv(self->s, in, 64));
+	close(tc);
+	close(ts);
+	close(tl);
+	free(out);
+	free(in);
+}
+
 /*
  * Upstream's cmsg shape (level 289, _IOW('S', 0x20, __u32)): the client's
  * registration is invalidated by the server's answer.

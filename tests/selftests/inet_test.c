@@ -181,6 +181,13 @@ TEST_F(inet, looks_like_an_inet_stream_socket)
 	EXPECT_EQ(-ENOPROTOOPT, sockopt_int(fd, 288, SMBDIRECT_OPT_SEND_CREDIT_TARGET));
 	/* SEQPACKET stays AF_SMBDIRECT's. */
 	EXPECT_EQ(-1, socket(variant->t.af, SOCK_SEQPACKET, IPPROTO_SMBDIRECT));
+	/* Protocol numbers nobody serves stay EPROTONOSUPPORT beside ours. */
+	errno = 0;
+	EXPECT_EQ(-1, socket(variant->t.af, SOCK_STREAM, IPPROTO_SMBDIRECT + 1));
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, socket(variant->t.af, SOCK_STREAM, IPPROTO_SMBDIRECT + 3));
+	EXPECT_EQ(EPROTONOSUPPORT, errno);
 	close(fd);
 }
 

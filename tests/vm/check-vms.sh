@@ -30,7 +30,7 @@ export SD_VM_PREPARED=1
 
 # The queue, so that the two workers end together (boot times of one warm
 # run, beside another boot: 7.2 smb 833 s, 7.2 kernel 841 s, 6.12 kernel
-# 618 s, 7.2 user 794 s, demo 200 s): smb, then the kernel parts newest
+# 618 s, 7.2 user 794 s, demo 247 s): smb, then the kernel parts newest
 # first, then user, then the demo.
 userspace_kernels() {
 	local k

@@ -222,48 +222,52 @@ TEST_F(inet, pair_moves_data_and_names_its_ends)
 }
 
 /* An AF_SMBDIRECT client and an IPPROTO_SMBDIRECT server: one protocol. */
+/*
+ * self->c connects to the listener lfd on port; *s is the accepted end.
+ * Both get SD_STEP_MS timeouts and a "hello" goes from client to server.
+ */
+static void connect_and_greet(struct __test_metadata *_metadata, const struct sd_target *t,
+			      int c, int lfd, int port, int *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(t, port, &ss);
+	char in[64];
+	int ret;
+
+	ret = inet_connect_accept(c, &ss, len, lfd, s);
+	ASSERT_EQ(0, ret) TH_LOG("connect/accept: %s", strerror(-ret));
+	sd_set_timeouts(c, SD_STEP_MS);
+	sd_set_timeouts(*s, SD_STEP_MS);
+	ASSERT_EQ(0, sd_stream_send(c, "hello", 5));
+	ASSERT_EQ(5, sd_stream_recv(*s, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(in, "hello", 5));
+}
+
 TEST_F(inet, af_smbdirect_client_meets_inet_server)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sd_addr(&variant->t, 0, &ss);
-	char in[64];
-	int port, ret;
+	int port;
 
 	self->l = inet_listen(variant->t.af, &ss, len, &port);
 	ASSERT_LE(0, self->l) TH_LOG("listen: %s", strerror(-self->l));
 	self->c = sd_socket(SOCK_STREAM);
 	ASSERT_LE(0, self->c);
-	len = sd_addr(&variant->t, port, &ss);
-	ret = inet_connect_accept(self->c, &ss, len, self->l, &self->s);
-	ASSERT_EQ(0, ret) TH_LOG("connect/accept: %s", strerror(-ret));
-	sd_set_timeouts(self->c, SD_STEP_MS);
-	sd_set_timeouts(self->s, SD_STEP_MS);
-	ASSERT_EQ(0, sd_stream_send(self->c, "hello", 5));
-	ASSERT_EQ(5, sd_stream_recv(self->s, in, sizeof(in)));
-	EXPECT_EQ(0, memcmp(in, "hello", 5));
+	connect_and_greet(_metadata, &variant->t, self->c, self->l, port, &self->s);
 }
 
 /* The reverse: an IPPROTO_SMBDIRECT client, an AF_SMBDIRECT listener. */
 TEST_F(inet, inet_client_meets_af_smbdirect_server)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
 	char in[64];
-	int port = 0, ret;
+	int port = 0;
 
 	self->l = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
 	ASSERT_LE(0, self->l) TH_LOG("listen: %s", strerror(-self->l));
 	EXPECT_EQ(sd_family(), sockopt_int(self->l, SOL_SOCKET, SO_DOMAIN));
 	self->c = inet_socket(variant->t.af);
 	ASSERT_LE(0, self->c);
-	len = sd_addr(&variant->t, port, &ss);
-	ret = inet_connect_accept(self->c, &ss, len, self->l, &self->s);
-	ASSERT_EQ(0, ret) TH_LOG("connect/accept: %s", strerror(-ret));
-	sd_set_timeouts(self->c, SD_STEP_MS);
-	sd_set_timeouts(self->s, SD_STEP_MS);
-	ASSERT_EQ(0, sd_stream_send(self->c, "hello", 5));
-	ASSERT_EQ(5, sd_stream_recv(self->s, in, sizeof(in)));
-	EXPECT_EQ(0, memcmp(in, "hello", 5));
+	connect_and_greet(_metadata, &variant->t, self->c, self->l, port, &self->s);
 	ASSERT_EQ(0, sd_stream_send(self->s, "back", 4));
 	ASSERT_EQ(4, sd_stream_recv(self->c, in, sizeof(in)));
 }

@@ -1073,6 +1073,30 @@ TEST_F(rdma, remote_invalidated_token_is_dead)
 }
 
 /*
+ * The error A's connection ends with after B's answer, which itself may or
+ * may not be delivered first: recv()'s errno, else SO_ERROR (0: none).
+ */
+static int error_after_answer(struct __test_metadata *_metadata, int fd)
+{
+	socklen_t len = sizeof(int);
+	char msg[64];
+	ssize_t n = 0;
+	int i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		n = recv(fd, msg, sizeof(msg), 0);
+		if (n <= 0)
+			break;
+		TH_LOG("A received the %zd-byte answer before the error", n);
+	}
+	if (n < 0)
+		return errno;
+	EXPECT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+	TH_LOG("recv returned %zd; SO_ERROR %d", n, err);
+	return err;
+}
+
+/*
  * SEND_WITH_INVALIDATE of a token registered without
  * SMBDIRECT_REG_REMOTE_INVALIDATE: A's connection fails with EPROTO.
  */
@@ -1083,9 +1107,8 @@ TEST_F(rdma, remote_invalidate_not_granted_is_eproto)
 	struct buf ra, rb;
 	__u64 id, bytes;
 	char msg[64];
-	int err = 0, i, ret;
-	socklen_t len = sizeof(err);
-	ssize_t n = 0;
+	int err, ret;
+	ssize_t n;
 
 	PAIR(SOCK_SEQPACKET);
 	ASSERT_EQ(0, buf_one(&ra, 8192, 0));
@@ -1096,19 +1119,7 @@ TEST_F(rdma, remote_invalidate_not_granted_is_eproto)
 	ASSERT_EQ(0, ret) TH_LOG("WRITEV: %s", strerror(-ret));
 	ret = sd_send_invalidate(self->s, SOCK_SEQPACKET, "answer", 6, le32toh(got[0].token));
 	ASSERT_EQ(0, ret) TH_LOG("B cannot know A's policy: %s", strerror(-ret));
-	/* The answer itself may or may not be delivered before the error. */
-	for (i = 0; i < 2; i++) {
-		n = recv(self->c, msg, sizeof(msg), 0);
-		if (n <= 0)
-			break;
-		TH_LOG("A received the %zd-byte answer before the error", n);
-	}
-	if (n < 0) {
-		err = errno;
-	} else {
-		EXPECT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_ERROR, &err, &len));
-		TH_LOG("recv returned %zd; SO_ERROR %d", n, err);
-	}
+	err = error_after_answer(_metadata, self->c);
 	EXPECT_EQ(EPROTO, err) TH_LOG("A: %s", strerror(err));
 	n = recv(self->s, msg, sizeof(msg), 0);
 	EXPECT_TRUE(n == 0 || (n < 0 && errno != EAGAIN)) TH_LOG("B: %zd %s", n, strerror(errno));
@@ -1224,12 +1235,9 @@ static void pull_during_readv(struct __test_metadata *_metadata, const struct sd
 TEST_F(rdma, remote_invalidate_foreign_token_fails)
 {
 	struct smbdirect_buffer_descriptor_v1 other[MAXD];
-	int c2 = -1, s2 = -1, err = 0, i, ret;
+	int c2 = -1, s2 = -1, err, ret;
 	const char *why = "";
 	struct buf r2;
-	socklen_t len = sizeof(err);
-	char msg[64];
-	ssize_t n = 0;
 	__u64 id2;
 
 	PAIR(SOCK_SEQPACKET);
@@ -1242,18 +1250,7 @@ TEST_F(rdma, remote_invalidate_foreign_token_fails)
 	      151, other, &id2);
 	ret = sd_send_invalidate(self->s, SOCK_SEQPACKET, "answer", 6, le32toh(other[0].token));
 	ASSERT_EQ(0, ret) TH_LOG("B cannot know which tokens A issued: %s", strerror(-ret));
-	for (i = 0; i < 2; i++) {
-		n = recv(self->c, msg, sizeof(msg), 0);
-		if (n <= 0)
-			break;
-		TH_LOG("A received the %zd-byte answer before the error", n);
-	}
-	if (n < 0) {
-		err = errno;
-	} else {
-		EXPECT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_ERROR, &err, &len));
-		TH_LOG("recv returned %zd; SO_ERROR %d", n, err);
-	}
+	err = error_after_answer(_metadata, self->c);
 	EXPECT_NE(0, err) TH_LOG("A's connection went on after a foreign token's invalidation");
 	EXPECT_NE(EAGAIN, err) TH_LOG("A: nothing happened");
 	TH_LOG("A: %s", strerror(err));

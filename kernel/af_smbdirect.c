@@ -20,10 +20,16 @@
 #include "compat.h"
 #include "sd_sock.h"
 
-/* Longest close() waits for queued data to leave without SO_LINGER. */
+/*
+ * Longest a closed socket keeps its queued data without SO_LINGER (in the
+ * background) or with live registrations (in close()); then it is dropped.
+ */
 #define SD_CLOSE_DRAIN_JIFFIES (10 * HZ)
+/* How often a socket draining in the background looks at its queue. */
+#define SD_CLOSE_POLL_JIFFIES (HZ / 20)
 
 static int sd_inet_sk_init(struct sock *sk);
+static void sd_close_fn(struct work_struct *work);
 
 /* inet_create() calls ->unhash() only when ->init() failed; nothing to do. */
 static void sd_unhash(struct sock *sk)
@@ -72,6 +78,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	sd_conn_setup(sd);
 	sd->type = type;
 	sd_set_state(sd, SD_UNCONNECTED);
+	INIT_DELAYED_WORK(&sd->close_work, sd_close_fn);
 	sd_opts_default(&sd->opts);
 	sd_tcp_opts_default(&sd->tcp_opts);
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
@@ -201,14 +208,11 @@ static bool sd_drained(struct sd_sock *sd)
 }
 
 /* Lets queued messages reach the peer before the QP goes to error. */
-static void sd_wait_drain(struct sd_sock *sd)
+static void sd_wait_drain(struct sd_sock *sd, long timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct sock *sk = &sd->sk;
-	long timeo = SD_CLOSE_DRAIN_JIFFIES;
 
-	if (sock_flag(sk, SOCK_LINGER))
-		timeo = sk->sk_lingertime;
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (timeo && !sd_drained(sd) && !signal_pending(current))
 		sk_wait_event(sk, &timeo, sd_drained(sd), &wait);
@@ -243,10 +247,65 @@ static void sd_listener_close(struct sd_sock *sd)
 	}
 }
 
+/*
+ * What close() does with a connection's queued data, as TCP: SO_LINGER
+ * {1, 0} drops it at once (SMB-Direct has no reset on the wire: the peer
+ * sees the end of the stream after what had left), {1, N} waits up to N s,
+ * and without SO_LINGER close() returns at once while the queue drains in
+ * the background for up to SD_CLOSE_DRAIN_JIFFIES. A socket with live
+ * registrations drains within close() instead: the peer must lose access
+ * to them before close() returns. True when the socket was handed to the
+ * background; it holds a reference for that.
+ */
+static bool sd_close_drain(struct sd_sock *sd)
+{
+	struct sock *sk = &sd->sk;
+	bool regs;
+
+	if (sock_flag(sk, SOCK_LINGER)) {
+		sd_wait_drain(sd, sk->sk_lingertime);
+		return false;
+	}
+	if (sd_drained(sd))
+		return false;
+	spin_lock_bh(&sd->lock);
+	regs = sd->nr_regs;
+	spin_unlock_bh(&sd->lock);
+	if (regs) {
+		sd_wait_drain(sd, SD_CLOSE_DRAIN_JIFFIES);
+		return false;
+	}
+	sd->close_deadline = jiffies + SD_CLOSE_DRAIN_JIFFIES;
+	sock_hold(sk);
+	queue_delayed_work(sd_wq, &sd->close_work, SD_CLOSE_POLL_JIFFIES);
+	return true;
+}
+
+static void sd_close_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(to_delayed_work(work), struct sd_sock,
+					  close_work);
+	struct sock *sk = &sd->sk;
+
+	lock_sock(sk);
+	if (!sd_drained(sd) && time_before(jiffies, sd->close_deadline)) {
+		queue_delayed_work(sd_wq, &sd->close_work, SD_CLOSE_POLL_JIFFIES);
+		release_sock(sk);
+		return;
+	}
+	spin_lock_bh(&sd->lock);
+	sd_fail(sd, 0);
+	spin_unlock_bh(&sd->lock);
+	sd_transport_teardown(sd);
+	release_sock(sk);
+	sock_put(sk);
+}
+
 static int sd_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
 	struct sd_sock *sd;
+	bool background = false;
 
 	if (!sk)
 		return 0;
@@ -255,11 +314,13 @@ static int sd_release(struct socket *sock)
 	if (sd->state == SD_LISTENING)
 		sd_listener_close(sd);
 	else if (sd->state == SD_CONNECTED)
-		sd_wait_drain(sd);
-	spin_lock_bh(&sd->lock);
-	sd_fail(sd, 0);
-	spin_unlock_bh(&sd->lock);
-	sd_transport_teardown(sd);
+		background = sd_close_drain(sd);
+	if (!background) {
+		spin_lock_bh(&sd->lock);
+		sd_fail(sd, 0);
+		spin_unlock_bh(&sd->lock);
+		sd_transport_teardown(sd);
+	}
 	sock_orphan(sk);
 	sock->sk = NULL;
 	release_sock(sk);
@@ -657,7 +718,8 @@ static int sd_shutdown(struct socket *sock, int how)
 	 */
 	if (sk->sk_shutdown == SHUTDOWN_MASK) {
 		if (sd->state == SD_CONNECTED)
-			sd_wait_drain(sd);
+			sd_wait_drain(sd, sock_flag(sk, SOCK_LINGER) ?
+				      sk->sk_lingertime : SD_CLOSE_DRAIN_JIFFIES);
 		spin_lock_bh(&sd->lock);
 		sd_fail(sd, 0);
 		spin_unlock_bh(&sd->lock);

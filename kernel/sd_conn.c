@@ -79,6 +79,9 @@ void sd_fail(struct sd_sock *sd, int err)
 	if (err)
 		sk_error_report(&sd->sk);
 	sd_wake(sd);
+	/* As TCP's end of stream: O_ASYNC owners learn it by SIGIO. */
+	if (sd->state != SD_LISTENING)
+		sk_wake_async(&sd->sk, SOCK_WAKE_WAITD, POLL_HUP);
 	/* RDMA ioctls waiting for send-queue room give up. */
 	wake_up_all(&sd->rdma_wait);
 }
@@ -135,6 +138,9 @@ static void sd_established(struct sd_sock *sd)
 		(void)rdma_notify(sd->cm_id, IB_EVENT_COMM_EST);
 	sd_child_ready(sd);
 	sd_wake(sd);
+	/* As TCP's connect: an O_ASYNC connecting socket learns it can write. */
+	if (!READ_ONCE(sd->parent))
+		sk_wake_async(&sd->sk, SOCK_WAKE_IO, POLL_OUT);
 }
 
 /*
@@ -157,6 +163,7 @@ void sd_child_ready(struct sd_sock *sd)
 		sd->on_ready = true;
 		list_move_tail(&sd->child_node, &parent->ready);
 		sd_wake(parent);
+		parent->sk.sk_data_ready(&parent->sk);
 	}
 	spin_unlock_bh(&sd_accept_lock);
 }

@@ -19,6 +19,7 @@
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/user.h>
 #include <linux/sched/signal.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -54,8 +55,9 @@ struct sd_reg {
 	struct sd_sock *sd;
 	u64 id;
 	u32 flags;
-	struct mm_struct *mm;	/* whose pinned_vm carries the pages */
-	unsigned long charged;	/* pages added to mm->pinned_vm */
+	struct mm_struct *mm;	/* whose pinned_vm shows the pages (VmPin) */
+	struct user_struct *user; /* whose locked_vm carries them, or NULL */
+	unsigned long charged;	/* pages added to both */
 	struct page **pages;
 	unsigned long nr_pages;	/* pinned so far */
 	u32 nr_mrs;
@@ -325,6 +327,10 @@ static void sd_reg_destroy(struct sd_sock *sd, struct sd_reg *reg, bool invalida
 		atomic64_sub(reg->charged, &reg->mm->pinned_vm);
 		mmdrop(reg->mm);
 	}
+	if (reg->user) {
+		atomic_long_sub(reg->charged, &reg->user->locked_vm);
+		free_uid(reg->user);
+	}
 	kvfree(reg->pages);
 	kvfree(reg);
 	spin_lock_bh(&sd->lock);
@@ -332,20 +338,49 @@ static void sd_reg_destroy(struct sd_sock *sd, struct sd_reg *reg, bool invalida
 	spin_unlock_bh(&sd->lock);
 }
 
-/* Charges pages to the caller's pinned_vm, as ib_umem does. */
+/*
+ * An MR's address as a peer may see it: only the page offset of the DMA
+ * address (a kernel virtual address on software devices) is kept, with a
+ * random number above it and bit 63 clear, where every kernel address
+ * has it set. Drivers address an MR relative to its iova, so any base
+ * with the same page offset maps the same bytes.
+ */
+u64 sd_peer_iova(u64 dma_iova)
+{
+	u32 hi = get_random_u32() & 0x7fffffff;
+
+	return ((u64)hi << 32) | offset_in_page(dma_iova);
+}
+
+/*
+ * Charges pages against RLIMIT_MEMLOCK per user, as io_uring does: the
+ * registration outlives the process that made it (the socket may belong
+ * to its parent), so a per-mm charge would let every short-lived child
+ * pin up to the limit again. CAP_IPC_LOCK is exempt. The caller's
+ * pinned_vm shows the pages in VmPin either way.
+ */
 static int sd_reg_charge(struct sd_reg *reg, unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	s64 pinned;
+	struct user_struct *user;
+	long cur;
 
 	if (!current->mm)
 		return -EFAULT;
+	if (!capable(CAP_IPC_LOCK)) {
+		user = current_user();
+		cur = atomic_long_read(&user->locked_vm);
+		do {
+			if (pages > limit || (unsigned long)cur > limit - pages)
+				return -ENOMEM;
+		} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+						  cur + pages));
+		reg->user = get_uid(user);
+	}
 	reg->mm = current->mm;
 	mmgrab(reg->mm);
-	pinned = atomic64_add_return(pages, &reg->mm->pinned_vm);
+	atomic64_add(pages, &reg->mm->pinned_vm);
 	reg->charged = pages;
-	if (pinned > limit && !capable(CAP_IPC_LOCK))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -409,7 +444,6 @@ static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 		       unsigned int gup)
 {
 	struct ib_device *dev = sd->pd->device;
-	u32 iova_hi;
 	int err, n;
 
 	m->reg = reg;
@@ -432,13 +466,8 @@ static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 	}
 	if (ib_map_mr_sg(m->mr, m->sgl, n, NULL, PAGE_SIZE) != n)
 		return -EINVAL;
-	/*
-	 * The peer learns the descriptor's offset: keep only the page offset
-	 * of the DMA address (kernel virtual on software devices) and put a
-	 * random number above it. Drivers address an MR relative to its iova.
-	 */
-	iova_hi = get_random_u32() & 0x7fffffff;
-	m->mr->iova = ((u64)iova_hi << 32) | offset_in_page(m->mr->iova);
+	/* The peer learns the descriptor's offset. */
+	m->mr->iova = sd_peer_iova(m->mr->iova);
 	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
 	return 0;
 }

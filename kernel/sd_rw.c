@@ -104,6 +104,32 @@ static void sd_rw_release(struct sd_rw_req *q, struct sd_rw_chunk *c)
 }
 
 /* Pins and maps the next chunk: the next region within the current descriptor. */
+
+/*
+ * An iWARP RDMA READ lands in an MR that rdma_rw registers at the local
+ * buffer's DMA address, and the Read Request carries that address to the
+ * peer as the sink's tagged offset: under siw a kernel virtual address.
+ * Those MRs get the registrations' peer address; their REG_MR work
+ * request reads mr->iova only when posted. (rdma_rw takes the MR path for
+ * exactly this case on iWARP; IB and RoCE Read Requests carry no sink
+ * address.)
+ */
+static void sd_rw_hide_iova(struct sd_sock *sd, struct sd_rw_chunk *c,
+			    enum dma_data_direction dir)
+{
+	struct rdma_rw_reg_ctx *reg;
+	u32 i;
+
+	if (dir != DMA_FROM_DEVICE ||
+	    !rdma_protocol_iwarp(sd->qp->device, sd->cm_id->port_num))
+		return;
+	for (i = 0; i < c->ctx.nr_ops; i++) {
+		reg = &c->ctx.reg[i];
+		reg->mr->iova = sd_peer_iova(reg->mr->iova);
+		reg->sge.addr = reg->mr->iova;
+	}
+}
+
 static int sd_rw_prepare(struct sd_rw_req *q, struct sd_rw_chunk *c)
 {
 	const struct smbdirect_buffer_descriptor_v1 *d = &q->desc[q->desc_idx];
@@ -134,6 +160,7 @@ static int sd_rw_prepare(struct sd_rw_req *q, struct sd_rw_chunk *c)
 	if (ret < 0)
 		return ret;
 	c->ctx_live = true;
+	sd_rw_hide_iova(sd, c, q->dir);
 	/* The send queue holds rw_depth chunks of at most rw_wrs each. */
 	if (WARN_ON_ONCE(ret > sd->rw_wrs))
 		return -EIO;

@@ -50,12 +50,18 @@ static bool sd_rx_hold_back(struct sd_sock *sd)
 	       sd->rx_queued >= (unsigned int)READ_ONCE(sd->sk.sk_rcvbuf);
 }
 
-static void sd_rx_repost(struct sd_sock *sd, struct sd_rx_buf *rx)
+/*
+ * may_hold: the buffer carried data, so it may wait for the reader. One
+ * that carried none (a credit grant, a keepalive probe or its answer) goes
+ * back at once even then: the peer never spends its last credit on data,
+ * so those keep flowing while the reader sleeps, and the queue cannot grow.
+ */
+static void sd_rx_repost(struct sd_sock *sd, struct sd_rx_buf *rx, bool may_hold)
 {
 	struct sd_core_actions act;
 
 	/* A QP that failed a completion takes no more work requests. */
-	if (sd->wc_failed || sd_rx_hold_back(sd)) {
+	if (sd->wc_failed || (may_hold && sd_rx_hold_back(sd))) {
 		list_add_tail(&rx->node, &sd->rx_deferred);
 		return;
 	}
@@ -76,7 +82,7 @@ void sd_rx_release_deferred(struct sd_sock *sd)
 	       !list_empty(&sd->rx_deferred) && !sd_rx_hold_back(sd)) {
 		rx = list_first_entry(&sd->rx_deferred, struct sd_rx_buf, node);
 		list_del_init(&rx->node);
-		sd_rx_repost(sd, rx);
+		sd_rx_repost(sd, rx, true);
 	}
 }
 
@@ -114,6 +120,8 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 		list_add_tail(&m->node, &sd->rx_queue);
 		sd->rx_queued += m->len;
 		sd_wake(sd);
+		/* Keyed wake-up and SIGIO, or a kernel user's callback. */
+		sd->sk.sk_data_ready(&sd->sk);
 	}
 	return 0;
 }
@@ -162,7 +170,7 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 	}
 	if ((act.flags & (SD_CORE_ACT_DELIVER | SD_CORE_ACT_REPOST)) && !sd->failed)
-		sd_rx_repost(sd, rx);
+		sd_rx_repost(sd, rx, act.flags & SD_CORE_ACT_DELIVER);
 	sd_do_actions(sd, &act);
 	spin_unlock_bh(&sd->lock);
 	sd_tx_reap(sd);

@@ -168,6 +168,9 @@ struct sd_sock {
 	struct delayed_work reset_work;	/* sd_wc_error()'s verdict */
 	struct work_struct disconnect_work;
 	struct work_struct destroy_work;
+	/* close() without SO_LINGER: the queue drains after the fd is gone */
+	struct delayed_work close_work;
+	unsigned long close_deadline;	/* jiffies; then queued data is dropped */
 
 	/* Listener side, under sd_accept_lock. */
 	struct sd_sock *parent;		/* a listener's child not yet accepted */
@@ -252,6 +255,7 @@ int sd_cm_listen(struct sd_sock *sd, int backlog);
 
 /* sd_qp.c */
 int sd_qp_create(struct sd_sock *sd);
+u64 sd_peer_iova(u64 dma_iova);
 void sd_transport_teardown(struct sd_sock *sd);
 void sd_queues_free(struct sd_sock *sd, bool rx);
 int sd_rx_post(struct sd_sock *sd, struct sd_rx_buf *rx);

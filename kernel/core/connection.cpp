@@ -223,7 +223,7 @@ Errc Connection::on_timer(u64 now, Actions &act)
 	}
 	if (state_ != State::established)
 		return Errc::ok;
-	switch (keepalive_.on_timer(now)) {
+	switch (keepalive_.on_timer(now, credits_.peer_credits() > 0)) {
 	case Keepalive::Fire::rearm:
 		arm(act, keepalive_.deadline());
 		break;
@@ -282,6 +282,19 @@ bool Connection::empty_pdu_due(u16 grant) const
 	return peer_wants_credits_ && credits_.peer_low();
 }
 
+/*
+ * The last send credit never carries data: it is kept for the PDUs that
+ * keep the connection alive (credit grants, keepalive probes and their
+ * answers). A peer whose reader stops reading holds our credits back; it
+ * still reposts the buffers such PDUs take, so they keep flowing both
+ * ways while data waits, and the peer's buffers never fill beyond what
+ * it granted for data.
+ */
+bool Connection::data_ready() const
+{
+	return fragmenter_.active() && credits_.send_credits() > 1;
+}
+
 bool Connection::send_ready() const
 {
 	if (state_ == State::refusing)
@@ -295,7 +308,7 @@ bool Connection::send_ready() const
 		return grant > 0;
 	if (!credits_.can_send(grant))
 		return false;
-	return fragmenter_.active() || empty_pdu_due(grant);
+	return data_ready() || empty_pdu_due(grant);
 }
 
 void Connection::request_send_if_ready(Actions &act) const
@@ -340,7 +353,7 @@ Errc Connection::produce_data(MutByteSpan buf, u32 avail, Pdu &pdu)
 		return Errc::again;
 
 	Fragment frag{ 0, 0, 0 };
-	if (fragmenter_.active())
+	if (data_ready())
 		frag = fragmenter_.next(params_.max_send_size - data_offset, avail);
 	if (frag.length == 0 && !empty_pdu_due(grant))
 		return Errc::again;

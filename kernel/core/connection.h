@@ -71,6 +71,7 @@ class Connection {
 	[[nodiscard]] Errc recv_data(u64 now, ByteSpan pdu, Actions &act);
 	void establish(u64 now, Actions &act);
 	/* Whether next_pdu() would produce something if called now. */
+	[[nodiscard]] bool data_ready() const;
 	[[nodiscard]] bool send_ready() const;
 	[[nodiscard]] bool empty_pdu_due(u16 grant) const;
 	void request_send_if_ready(Actions &act) const;

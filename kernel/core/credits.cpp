@@ -78,7 +78,8 @@ void Credits::on_granted_without_send(u16 grant)
 
 bool Credits::peer_low() const
 {
-	return peer_credits_ <= receive_target_ / 4;
+	/* One credit is none to a peer with data: it keeps its last for us. */
+	return peer_credits_ <= 1 || peer_credits_ <= receive_target_ / 4;
 }
 
 } // namespace sd

@@ -32,7 +32,7 @@ void Keepalive::on_activity(u64 now)
 	state_ = State::idle;
 }
 
-Keepalive::Fire Keepalive::on_timer(u64 now)
+Keepalive::Fire Keepalive::on_timer(u64 now, bool peer_can_answer)
 {
 	if (state_ == State::off || state_ == State::dead)
 		return Fire::none;
@@ -49,6 +49,13 @@ Keepalive::Fire Keepalive::on_timer(u64 now)
 		state_ = State::probe_due;
 		deadline_ = now + timeout_;
 		return Fire::send_probe;
+	}
+	if (!peer_can_answer) {
+		/* Probe again after a full interval, as TCP's zero-window probes. */
+		last_activity_ = now;
+		deadline_ = now + interval_;
+		state_ = State::idle;
+		return Fire::rearm;
 	}
 	state_ = State::dead;
 	return Fire::dead;

@@ -33,7 +33,12 @@ class Keepalive {
 	/* Negotiation finished; returns the first deadline (0: disabled). */
 	u64 start(u64 now);
 	void on_activity(u64 now);
-	Fire on_timer(u64 now);
+	/*
+	 * peer_can_answer: the peer holds a credit to answer a probe with.
+	 * A peer we starve of credits (our reader is not reading) cannot,
+	 * and its silence is then our doing, not its death.
+	 */
+	Fire on_timer(u64 now, bool peer_can_answer = true);
 	void on_probe_sent();
 
 	[[nodiscard]] bool probe_due() const

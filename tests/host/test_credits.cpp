@@ -125,8 +125,10 @@ void flush(Engine &from, Engine &to)
 } // namespace
 
 // Both peers spending their last credits at the same time must not leave
-// both with none: the last credit only goes out with a grant.
-TEST(CreditsEngine, LastCreditWaitsForSomethingToGrant)
+// both with none, and a peer whose reader stops must still be able to
+// answer a keepalive probe: the last credit never carries data, and goes
+// out only with a grant.
+TEST(CreditsEngine, LastCreditNeverCarriesData)
 {
 	Engine c(small(SD_CORE_ROLE_CLIENT, 2)), s(small(SD_CORE_ROLE_SERVER, 2));
 	ASSERT_TRUE(negotiate(c, s));
@@ -151,16 +153,31 @@ TEST(CreditsEngine, LastCreditWaitsForSomethingToGrant)
 	EXPECT_EQ(info.kind, SD_CORE_PDU_CREDIT);
 	EXPECT_EQ(info.credits_granted, 0u);
 	flush(s, c);
-	// The answer used one of our receives; reposting it is a grant.
-	EXPECT_EQ(c.produce(pattern(1, 3)), SD_CORE_E_AGAIN);
+	// The answer used one of our receives; reposting it gives us something
+	// to grant, but data still does not take the last credit.
 	ASSERT_EQ(c.post(c.reposts_owed), SD_CORE_OK);
-	EXPECT_TRUE(c.last.flags & SD_CORE_ACT_SEND);
-	ASSERT_EQ(c.produce(pattern(1, 3), &info), SD_CORE_OK);
+	c.reposts_owed = 0;
+	EXPECT_FALSE(c.last.flags & SD_CORE_ACT_SEND);
+	EXPECT_EQ(c.produce(pattern(1, 3)), SD_CORE_E_AGAIN);
+	// The server reposts what our data took: a peer down to one credit
+	// after data is starved, so it gets the grant at once.
+	ASSERT_EQ(s.held, 1u);
+	ASSERT_EQ(s.post(s.held), SD_CORE_OK);
+	s.held = 0;
+	EXPECT_TRUE(s.last.flags & SD_CORE_ACT_SEND);
+	ASSERT_EQ(s.produce({}, &info), SD_CORE_OK);
+	EXPECT_EQ(info.kind, SD_CORE_PDU_CREDIT);
 	EXPECT_EQ(info.credits_granted, 1u);
-	EXPECT_EQ(c.stats().send_credits, 0u);
+	flush(s, c);
+	ASSERT_EQ(c.stats().send_credits, 2u);
+	ASSERT_EQ(c.produce(pattern(1, 3), &info), SD_CORE_OK);
+	EXPECT_EQ(info.payload_length, 1u);
+	EXPECT_EQ(info.credits_granted, 1u);
+	EXPECT_EQ(c.stats().send_credits, 1u);
 }
 
-// The reader holding every buffer: credits come back when it lets go.
+// The reader holding every buffer: credits come back when it lets go, and
+// meanwhile the writer keeps its last credit for the answers.
 TEST(CreditsEngine, CreditsReturnWhenReceivesAreReposted)
 {
 	Engine c(small(SD_CORE_ROLE_CLIENT, 4)), s(small(SD_CORE_ROLE_SERVER, 4));
@@ -171,7 +188,7 @@ TEST(CreditsEngine, CreditsReturnWhenReceivesAreReposted)
 	s.reposts_owed = 0;
 	Bytes msg = pattern(4 * 1340, 7);
 	ASSERT_EQ(s.send(static_cast<unsigned>(msg.size())), SD_CORE_OK);
-	// 4 credits: three PDUs, the last one reserved (nothing to grant).
+	// 4 credits: three PDUs, the last credit reserved.
 	EXPECT_EQ(s.pump(msg), 3u);
 	flush(s, c);
 	EXPECT_EQ(c.held, 3u);
@@ -179,25 +196,25 @@ TEST(CreditsEngine, CreditsReturnWhenReceivesAreReposted)
 	flush(c, s);
 	s.post(s.reposts_owed);
 	s.reposts_owed = 0;
-	// Its receives reposted, the server may spend its last credit: the
-	// PDU grants what the client's answer freed.
+	// Its receives reposted, the server still keeps its last credit: the
+	// rest of the message waits for the client's reader.
 	sd_core_pdu info;
-	ASSERT_EQ(s.produce(msg, &info), SD_CORE_OK);
-	EXPECT_GE(info.credits_granted, 1u);
-	EXPECT_EQ(info.message_last, 1u);
-	EXPECT_EQ(s.stats().send_credits, 0u);
-	flush(s, c);
-	ASSERT_EQ(c.messages.size(), 1u);
-	EXPECT_EQ(c.messages[0], msg);
-	// The server is out of credits: the client's reader lets go of the
-	// buffers and the reposts go straight back as credits.
-	c.pump(); // the answer to its RESPONSE_REQUESTED
-	c.out.clear();
+	EXPECT_EQ(s.produce(msg, &info), SD_CORE_E_AGAIN);
+	EXPECT_EQ(s.stats().send_credits, 1u);
+	EXPECT_TRUE(c.messages.empty());
+	// The client's reader lets go of the buffers and the reposts go
+	// straight back as credits; the message completes.
 	ASSERT_EQ(c.post(c.held), SD_CORE_OK);
 	EXPECT_TRUE(c.last.flags & SD_CORE_ACT_SEND);
 	ASSERT_EQ(c.produce({}, &info), SD_CORE_OK);
 	EXPECT_EQ(info.kind, SD_CORE_PDU_CREDIT);
 	EXPECT_GE(info.credits_granted, 3u);
+	flush(c, s);
+	ASSERT_EQ(s.produce(msg, &info), SD_CORE_OK);
+	EXPECT_EQ(info.message_last, 1u);
+	flush(s, c);
+	ASSERT_EQ(c.messages.size(), 1u);
+	EXPECT_EQ(c.messages[0], msg);
 }
 
 // Two idle peers must fall silent: empty PDUs do not trigger empty PDUs.

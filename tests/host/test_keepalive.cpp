@@ -146,3 +146,65 @@ TEST(KeepaliveEngine, StaleTimerAfterDisableIsHarmless)
 	EXPECT_EQ(c.last.flags, 0u);
 	EXPECT_FALSE(c.disconnected);
 }
+
+// A reader that stops reading holds back every buffer data took (the
+// glue's flow control); buffers that carried no data go back at once.
+// Keepalive on both sides must not kill the connection however long the
+// pause: the writer keeps its last credit for answers, the reader does
+// not count a probe the peer has no credit to answer. Nothing beyond what
+// was granted for data piles up, and the message completes afterwards.
+TEST(KeepaliveEngine, PausedReaderIsNotKilledByKeepalive)
+{
+	sd_core_config cc = ka(SD_CORE_ROLE_CLIENT), sc = ka(SD_CORE_ROLE_SERVER);
+	cc.receive_credit_max = sc.receive_credit_max = 8;
+	cc.send_credit_target = sc.send_credit_target = 8;
+	Engine c(cc), s(sc);
+	ASSERT_TRUE(negotiate(c, s));
+	settle(c, s);
+	Bytes msg = pattern(64 * 1340, 9);
+	ASSERT_EQ(s.send(static_cast<unsigned>(msg.size())), SD_CORE_OK);
+	unsigned most_held = 0;
+	// 60 intervals of 1 s with a 300 ms answer window, in 50 ms steps.
+	for (unsigned long long t = 0; t <= 60000; t += 50) {
+		c.now = s.now = t;
+		if (c.timer && c.timer <= t) {
+			ASSERT_EQ(c.fire(), SD_CORE_OK);
+		}
+		if (s.timer && s.timer <= t) {
+			ASSERT_EQ(s.fire(), SD_CORE_OK);
+		}
+		for (int round = 0; round < 4; round++) {
+			c.pump();
+			s.pump(msg);
+			while (!c.out.empty())
+				ASSERT_EQ(transfer(c, s), SD_CORE_OK);
+			while (!s.out.empty())
+				ASSERT_EQ(transfer(s, c), SD_CORE_OK);
+			// The reader sleeps: only buffers without data go back.
+			c.post(c.reposts_owed);
+			c.reposts_owed = 0;
+			s.post(s.reposts_owed + s.held);
+			s.reposts_owed = s.held = 0;
+		}
+		ASSERT_FALSE(c.disconnected) << "reader killed at " << t << " ms";
+		ASSERT_FALSE(s.disconnected) << "writer killed at " << t << " ms";
+		most_held = std::max(most_held, c.held);
+	}
+	EXPECT_TRUE(c.messages.empty());
+	EXPECT_LE(most_held, 8u) << "data beyond the credits granted for it";
+	// The reader wakes up: everything arrives.
+	for (int round = 0; round < 200 && c.messages.empty(); round++) {
+		c.post(c.held + c.reposts_owed);
+		c.held = c.reposts_owed = 0;
+		c.pump();
+		s.pump(msg);
+		while (!c.out.empty())
+			ASSERT_EQ(transfer(c, s), SD_CORE_OK);
+		while (!s.out.empty())
+			ASSERT_EQ(transfer(s, c), SD_CORE_OK);
+		s.post(s.reposts_owed + s.held);
+		s.reposts_owed = s.held = 0;
+	}
+	ASSERT_EQ(c.messages.size(), 1u);
+	EXPECT_EQ(c.messages[0], msg);
+}

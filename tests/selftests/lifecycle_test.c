@@ -642,9 +642,8 @@ TEST_F_TIMEOUT(life, so_sndtimeo_when_peer_does_not_read, 120)
 	EXPECT_GT(10000, sd_now_ms() - t0);
 	free(buf);
 	/*
-	 * The reader goes first: close() of the writer would wait (up to
-	 * 10 s, the default linger) for its queue to drain into a peer that
-	 * never reads.
+	 * The reader goes first: the writer's queue would otherwise drain in
+	 * the background (up to 10 s) into a peer that never reads.
 	 */
 	close(self->s);
 	self->s = -1;
@@ -673,6 +672,252 @@ TEST_F(life, signal_interrupts_blocked_recv)
 	/* And the connection is unharmed. */
 	ASSERT_EQ(0, sd_stream_send(self->s, "ok", 2));
 	EXPECT_EQ(2, sd_stream_recv(self->c, two, sizeof(two)));
+}
+
+/*
+ * A reader that does not read, one target per transport. close() with data
+ * the peer has not taken yet, as TCP: without SO_LINGER it returns at once
+ * (blocking or not) and the data still arrives in the background;
+ * SO_LINGER {1, N} waits up to N s; {1, 0} drops what is queued. Each case
+ * first starves the writer, so its queue is known to hold data at close().
+ * And a paused reader outlives both sides' keepalive.
+ */
+FIXTURE(slow_reader) {
+	int c, s;
+	pid_t child;
+};
+
+SD_TARGET_VARIANT(slow_reader);
+
+FIXTURE_VARIANT_ADD(slow_reader, rxe4) { .t = SD_TARGET_RXE4 };
+FIXTURE_VARIANT_ADD(slow_reader, siw6) { .t = SD_TARGET_SIW6 };
+
+FIXTURE_SETUP(slow_reader)
+{
+	self->c = self->s = -1;
+	self->child = 0;
+	SD_SETUP_TARGET();
+}
+
+FIXTURE_TEARDOWN(slow_reader)
+{
+	sd_teardown_pair(self->c, self->s, self->child);
+}
+
+/* What close() may take when it must not wait: far below the 10 s bound. */
+#define CLOSE_AT_ONCE_MS 5000
+
+/*
+ * Non-blocking SEQPACKET writer c sends messages seeded 0, 1, ... until it
+ * is starved by the sleeping reader s; returns how many it sent.
+ */
+static int send_until_starved(struct __test_metadata *_metadata, int c, int s)
+{
+	char *buf = malloc(STARVE_LEN);
+	int sent = 0, waited, ev;
+	ssize_t n;
+
+	sd_small_buffers(_metadata, c, s);
+	fcntl(c, F_SETFL, O_NONBLOCK);
+	while (buf && (long)sent * STARVE_LEN < STARVE_CAP) {
+		sd_fill(buf, STARVE_LEN, sent);
+		n = send(c, buf, STARVE_LEN, MSG_NOSIGNAL);
+		if (n == STARVE_LEN) {
+			sent++;
+			continue;
+		}
+		if (n >= 0 || errno != EAGAIN)
+			break;
+		waited = 0;
+		while (!(ev = sd_poll(c, POLLOUT, 100)) && !sd_starved(c, s) &&
+		       waited < STARVE_WAIT_MS)
+			waited += 100;
+		if (!(ev & POLLOUT))
+			break;
+	}
+	free(buf);
+	EXPECT_TRUE(sd_starved(c, s)) TH_LOG("after %d messages: not starved", sent);
+	return sent;
+}
+
+/* The reader's view: messages intact in order, then the end; how many. */
+static int read_until_end(struct __test_metadata *_metadata, int s, int *end)
+{
+	char *buf = malloc(STARVE_LEN);
+	int got = 0;
+	long n;
+
+	sd_set_timeouts(s, SD_STEP_MS);
+	for (;;) {
+		n = sd_msg_recv(s, SOCK_SEQPACKET, buf, STARVE_LEN);
+		if (n != STARVE_LEN)
+			break;
+		EXPECT_EQ(-1, sd_check(buf, STARVE_LEN, got)) TH_LOG("message %d", got);
+		got++;
+	}
+	*end = n;
+	free(buf);
+	return got;
+}
+
+TEST_F_TIMEOUT(slow_reader, without_linger_returns_at_once_and_drains, 180)
+{
+	int sent, got, end;
+	long t0, dt;
+
+	PAIR(SOCK_SEQPACKET);
+	sent = send_until_starved(_metadata, self->c, self->s);
+	t0 = sd_now_ms();
+	close(self->c);
+	dt = sd_now_ms() - t0;
+	self->c = -1;
+	EXPECT_GT(CLOSE_AT_ONCE_MS, dt) TH_LOG("close() of a non-blocking socket took %ld ms", dt);
+	got = read_until_end(_metadata, self->s, &end);
+	EXPECT_EQ(sent, got) TH_LOG("the reader got %d of %d messages", got, sent);
+	EXPECT_EQ(-ENODATA, end) TH_LOG("after the messages: %s", strerror(-end));
+}
+
+TEST_F_TIMEOUT(slow_reader, linger_n_waits_then_drops, 180)
+{
+	struct linger lg = { 1, 1 };
+	int sent, got, end;
+	long t0, dt;
+
+	PAIR(SOCK_SEQPACKET);
+	sent = send_until_starved(_metadata, self->c, self->s);
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	t0 = sd_now_ms();
+	close(self->c);
+	dt = sd_now_ms() - t0;
+	self->c = -1;
+	/* The reader sleeps: the whole second passes, and no more. */
+	EXPECT_LE(900, dt);
+	EXPECT_GT(CLOSE_AT_ONCE_MS, dt);
+	got = read_until_end(_metadata, self->s, &end);
+	EXPECT_GT(sent, got) TH_LOG("all %d messages arrived after the linger time", sent);
+	EXPECT_TRUE(end == -ENODATA || end == -ECONNRESET) TH_LOG("end: %s", strerror(-end));
+}
+
+TEST_F_TIMEOUT(slow_reader, linger_zero_drops_at_once, 180)
+{
+	struct linger lg = { 1, 0 };
+	int sent, got, end;
+	long t0, dt;
+
+	PAIR(SOCK_SEQPACKET);
+	sent = send_until_starved(_metadata, self->c, self->s);
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	t0 = sd_now_ms();
+	close(self->c);
+	dt = sd_now_ms() - t0;
+	self->c = -1;
+	EXPECT_GT(CLOSE_AT_ONCE_MS, dt);
+	got = read_until_end(_metadata, self->s, &end);
+	EXPECT_GT(sent, got) TH_LOG("all %d messages arrived after an abortive close", sent);
+	EXPECT_TRUE(end == -ENODATA || end == -ECONNRESET) TH_LOG("end: %s", strerror(-end));
+}
+
+/*
+ * A paused reader is not killed by keepalive, on either side: the reader
+ * holds back every receive buffer (SO_RCVBUF 4096), the writer (SO_SNDBUF
+ * 16384) is starved,
+ * both sides probe every second (a probe nobody answers kills after 5 s),
+ * and the reader process is stopped (SIGSTOP: to the kernel the same as a
+ * reader that sleeps) for 10 s. TCP waits forever; so must we. Then the
+ * reader reads everything, intact.
+ */
+#define PAUSE_MSGS 32	/* of STARVE_LEN: 1 MiB, more than credits and buffers hold */
+#define PAUSE_MS 10000
+
+static void *pause_writer(void *arg)
+{
+	struct blocked_writer *w = arg;
+	char *buf = malloc(STARVE_LEN);
+	int i;
+
+	for (i = 0; i < w->count && !w->err && buf; i++) {
+		sd_fill(buf, STARVE_LEN, i);
+		w->err = sd_stream_send(w->fd, buf, STARVE_LEN);
+	}
+	free(buf);
+	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(slow_reader, paused_reader_outlives_keepalive, 180)
+{
+	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_STREAM, .preset = 1 };
+	struct blocked_writer w = { .count = PAUSE_MSGS };
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(&variant->t, 0, &ss);
+	int lfd = sd_socket(SOCK_STREAM), rcv = 4096, snd = 16384, err = 0, status;
+	long t0;
+
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 1));
+	ASSERT_EQ(0, bind(lfd, (struct sockaddr *)&ss, len));
+	ASSERT_EQ(0, listen(lfd, 1));
+	len = sizeof(ss);
+	ASSERT_EQ(0, getsockname(lfd, (struct sockaddr *)&ss, &len));
+	j.port = sd_port_of(&ss);
+	j.fd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, j.fd);
+	ASSERT_EQ(0, sd_setopt(j.fd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 1));
+	self->c = j.fd;
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+	self->s = sd_accept_ms(lfd, SD_STEP_MS);
+	pthread_join(j.thread, NULL);
+	close(lfd);
+	ASSERT_EQ(0, j.err) TH_LOG("connect: %s", strerror(-j.err));
+	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
+	sd_set_timeouts(self->s, SD_STEP_MS);
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)));
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)));
+
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0) {
+		char *in = malloc(STARVE_LEN);
+		long n;
+		int i;
+
+		raise(SIGSTOP);
+		for (i = 0; i < PAUSE_MSGS; i++) {
+			n = sd_stream_recv(self->s, in, STARVE_LEN);
+			if (n != STARVE_LEN) {
+				fprintf(stderr, "# message %d: %s\n", i,
+					n < 0 ? strerror(-n) : "short");
+				_exit(10);
+			}
+			if (sd_check(in, STARVE_LEN, i) != -1)
+				_exit(11);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(self->child, waitpid(self->child, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	sd_set_timeouts(self->c, 0);	/* the writer blocks as long as it takes */
+	w.fd = self->c;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, pause_writer, &w));
+	t0 = sd_now_ms();
+	while (!sd_starved(self->c, self->s) && !__atomic_load_n(&w.done, __ATOMIC_SEQ_CST) &&
+	       sd_now_ms() - t0 < STARVE_WAIT_MS)
+		sd_sleep_ms(100);
+	ASSERT_TRUE(sd_starved(self->c, self->s)) TH_LOG("the writer is not starved");
+	sd_sleep_ms(PAUSE_MS);
+	len = sizeof(err);
+	EXPECT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_ERROR, &err, &len));
+	EXPECT_EQ(0, err) TH_LOG("the paused reader's connection failed: %s", strerror(err));
+	len = sizeof(err);
+	EXPECT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_ERROR, &err, &len));
+	EXPECT_EQ(0, err) TH_LOG("the writer's connection failed: %s", strerror(err));
+	EXPECT_TRUE(sd_starved(self->c, self->s)) TH_LOG("data moved while the reader was stopped");
+	ASSERT_EQ(0, kill(self->child, SIGCONT));
+	status = reap(self->child, 120000);
+	self->child = 0;
+	EXPECT_EQ(0, status) TH_LOG("reader: 0 all read, 10 a read failed, 11 data wrong");
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.err) TH_LOG("writer: %s", strerror(-w.err));
 }
 
 TEST_HARNESS_MAIN

@@ -957,4 +957,71 @@ TEST_F(abuse, rlimit_memlock_unprivileged)
 	expect_alive(_metadata, self->c, self->s, NULL);
 }
 
+/*
+ * The limit is per user, not per process: a registration lives on the
+ * socket, so a child that registers and exits without DEREGISTER leaves
+ * the pages pinned for the parent's fd. With a per-process charge every
+ * new child could pin up to its limit again. Eight children of one user
+ * (nobody) with a 1 MiB limit each try 1 MiB on the parent's socket: only
+ * the first succeeds. Exit codes: 0 registered, 1 ENOMEM, others: a step
+ * failed.
+ */
+static int pin_child(int fd)
+{
+	struct rlimit rl = { 1024 * 1024, 1024 * 1024 };
+	struct smbdirect_buffer_descriptor_v1 d[4];
+	char *buf = map_rw(1024 * 1024);
+	__u64 id;
+	__u32 n;
+	int ret;
+
+	if (!buf)
+		return 2;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 3;
+	ret = sd_register_buf(fd, SMBDIRECT_ACCESS_PEER_WRITE, buf, 1024 * 1024, d, 4, &n, &id);
+	if (ret && ret != -ENOMEM) {
+		fprintf(stderr, "# REGISTER of 1 MiB: %s\n", strerror(-ret));
+		return 4;
+	}
+	return ret ? 1 : 0;
+}
+
+static int run_pin_child(int fd)
+{
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(pin_child(fd));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST_F(abuse, rlimit_memlock_per_user_across_children)
+{
+	int i, ret, registered = 0, refused = 0;
+
+	PAIR(SOCK_SEQPACKET);
+	for (i = 0; i < 8; i++) {
+		ret = run_pin_child(self->c);
+		ASSERT_TRUE(ret == 0 || ret == 1) TH_LOG("child %d: step %d failed", i, ret);
+		registered += ret == 0;
+		refused += ret == 1;
+	}
+	EXPECT_EQ(1, registered) TH_LOG("1 MiB registrations that 8 children of one "
+					"user with a 1 MiB limit left pinned");
+	EXPECT_EQ(7, refused);
+	expect_alive(_metadata, self->c, self->s, NULL);
+	/* Closing the socket unpins and uncharges: nobody may pin 1 MiB again. */
+	close(self->c);
+	close(self->s);
+	self->c = self->s = -1;
+	PAIR(SOCK_SEQPACKET);
+	EXPECT_EQ(0, run_pin_child(self->c))
+		TH_LOG("1 MiB after the socket holding the first was closed");
+}
+
 TEST_HARNESS_MAIN

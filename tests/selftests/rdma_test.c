@@ -14,6 +14,9 @@
  * system-wide FOLL_PIN balance of /proc/vmstat.
  */
 #include <stddef.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
 
 #include "kselftest_harness.h"
 #include "sd_test.h"
@@ -1336,6 +1339,90 @@ TEST_F_TIMEOUT(rdma, child_registers_then_is_killed, 120)
 				      ret ? strerror(-ret) : "succeeded");
 	fp = sd_wait_foll_pins(fp0, SD_STEP_MS);
 	EXPECT_EQ(fp0, fp) TH_LOG("FOLL_PIN pins held: %ld before, %ld after", fp0, fp);
+	buf_free(&rb);
+}
+
+/*
+ * Over iWARP an RDMA Read Request carries, in the clear, where the reader's
+ * data lands: the sink STag and tagged offset of an MR that rdma_rw
+ * registers over the reader's buffer, at its DMA address, a kernel virtual
+ * address under siw. The peer must not learn kernel addresses. A packet
+ * socket on lo (siw's traffic to its own addresses goes there) sees every
+ * byte; each Read Request is found by its source STag and tagged offset,
+ * which are the token and offset of the descriptor B read from, and its
+ * sink offset must not have bit 63 set, as every kernel address does.
+ * (RoCE Read Requests carry no sink address, and rxe hands its own
+ * traffic back without a packet.)
+ */
+static __u64 be64_at(const unsigned char *p)
+{
+	__u64 v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static __u32 be32_at(const unsigned char *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+TEST_F_TIMEOUT(rdma, iwarp_read_request_carries_no_kernel_address, 60)
+{
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], got[MAXD];
+	static unsigned char frame[65536 + 256];
+	int ps, found = 0, kernel = 0, rcv = 4 << 20;
+	struct buf ra, rb;
+	__u64 id = 0, bytes = 0, src_to, sink_to = 0;
+	__u32 n = MAXD, token;
+	ssize_t len;
+	long i;
+
+	if (variant->t.transport != SMBDIRECT_TRANSPORT_IWARP)
+		SKIP(return, "RoCE Read Requests carry no sink address");
+	PAIR(SOCK_SEQPACKET);
+	ps = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	ASSERT_LE(0, ps) TH_LOG("packet socket: %s", strerror(errno));
+	ll.sll_ifindex = if_nametoindex("lo");
+	ASSERT_LT(0, ll.sll_ifindex);
+	ASSERT_EQ(0, setsockopt(ps, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)));
+	ASSERT_EQ(0, bind(ps, (struct sockaddr *)&ll, sizeof(ll)));
+
+	/* Page-aligned and unaligned sinks, one read each. */
+	ASSERT_EQ(0, buf_one(&ra, 3 * PAGE, 0));
+	ASSERT_EQ(0, buf_one(&rb, 3 * PAGE, 123));
+	buf_fill(&ra, 0x5eed);
+	ASSERT_EQ(0, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, ra.iov, ra.n, d, &n, &id));
+	ASSERT_EQ(0, send_descs(self->c, SOCK_SEQPACKET, d, n));
+	ASSERT_EQ((long)n, recv_descs(self->s, SOCK_SEQPACKET, got));
+	ASSERT_EQ(0, sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, rb.iov, rb.n, got, n, &bytes));
+	EXPECT_EQ(ra.len, bytes);
+	EXPECT_EQ(-1, buf_check(&rb, 0x5eed));
+
+	token = le32toh(d[0].token);
+	src_to = le64toh(d[0].offset);
+	/* Read Request: sink STag, sink TO, size, source STag, source TO. */
+	while ((len = recv(ps, frame, sizeof(frame), MSG_DONTWAIT)) > 0) {
+		for (i = 16; i + 12 <= len; i++) {
+			if (be32_at(frame + i) != token || be64_at(frame + i + 4) != src_to)
+				continue;
+			found++;
+			sink_to = be64_at(frame + i - 12);
+			if (sink_to >> 63)
+				kernel++;
+		}
+	}
+	close(ps);
+	/* Each frame is seen twice on lo, leaving and arriving. */
+	ASSERT_LT(0, found) TH_LOG("no Read Request for token %#x offset %#llx seen on lo",
+				   token, (unsigned long long)src_to);
+	EXPECT_EQ(0, kernel) TH_LOG("%d of %d Read Requests name a kernel address as sink, "
+				    "e.g. %#llx", kernel, found, (unsigned long long)sink_to);
+	ASSERT_EQ(0, sd_deregister(self->c, id, NULL));
+	buf_free(&ra);
 	buf_free(&rb);
 }
 

@@ -862,4 +862,69 @@ TEST_F(sock, so_rcvtimeo)
 	EXPECT_EQ(2, sd_stream_recv(self->c, buf, sizeof(buf)));
 }
 
+/* SIGIO is blocked while these run: sigtimedwait() takes it. */
+static int sigio_within(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	return sigtimedwait(&set, NULL, &ts) == SIGIO;
+}
+
+static int set_async(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETOWN, getpid()))
+		return -errno;
+	return fcntl(fd, F_SETFL, fl | O_ASYNC) ? -errno : 0;
+}
+
+/*
+ * O_ASYNC as on TCP: SIGIO to the owner for a connection to accept, for
+ * data, and for the end of the stream. Before the socket raised it, only
+ * an SO_ERROR-level failure did.
+ */
+TEST_F(sock, sigio_for_accept_data_and_end)
+{
+	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_STREAM };
+	sigset_t set, old;
+	char buf[8];
+	int lfd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	/* Before any thread starts, so every thread blocks it. */
+	ASSERT_EQ(0, pthread_sigmask(SIG_BLOCK, &set, &old));
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 4, &j.port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, set_async(lfd));
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+	EXPECT_TRUE(sigio_within(SD_STEP_MS)) TH_LOG("no SIGIO for a connection to accept");
+	self->s = sd_accept_ms(lfd, SD_STEP_MS);
+	pthread_join(j.thread, NULL);
+	self->c = j.fd;
+	close(lfd);
+	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
+	ASSERT_LE(0, self->c) TH_LOG("connect: %s", strerror(-self->c));
+	while (sigio_within(0))
+		;
+	ASSERT_EQ(0, set_async(self->c));
+	ASSERT_EQ(0, sd_stream_send(self->s, "data", 4));
+	EXPECT_TRUE(sigio_within(SD_STEP_MS)) TH_LOG("no SIGIO for data");
+	EXPECT_EQ(4, sd_stream_recv(self->c, buf, sizeof(buf)));
+	while (sigio_within(0))
+		;
+	close(self->s);
+	self->s = -1;
+	EXPECT_TRUE(sigio_within(SD_STEP_MS)) TH_LOG("no SIGIO for the end of the stream");
+	sd_set_timeouts(self->c, SD_STEP_MS);
+	EXPECT_EQ(0, recv(self->c, buf, sizeof(buf), 0));
+	while (sigio_within(0))
+		;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 TEST_HARNESS_MAIN

@@ -36,8 +36,20 @@
  * and SHUT_WR act locally only (sends fail with EPIPE after SHUT_WR, recv
  * returns 0 after SHUT_RD); the peer notices nothing until both directions
  * are shut (SHUT_RDWR, or SHUT_RD and SHUT_WR in turn) or the socket is
- * closed: then what was queued is sent (close() waits up to SO_LINGER, 10 s
- * by default), the connection is disconnected, and the peer reads EOF.
+ * closed: then what was queued is sent, the connection is disconnected,
+ * and the peer reads EOF. close() behaves as TCP's: without SO_LINGER it
+ * returns at once, blocking socket or not, and the queue drains in the
+ * background for up to 10 s (then what is left is dropped); a socket with
+ * live registrations drains within close() instead (up to 10 s), so the
+ * peer's access ends before close() returns. SO_LINGER {1, N} makes
+ * close() wait up to N s, then drop; {1, 0} drops at once. SMB-Direct has
+ * no reset on the wire: after a drop the peer reads what had arrived, then
+ * EOF. shutdown(SHUT_RDWR) waits as close() with SO_LINGER would (10 s
+ * without it).
+ *
+ * Wake-ups. poll/epoll, O_ASYNC (SIGIO to the F_SETOWN owner) and a kernel
+ * user's sk_data_ready are told of data, of a connection to accept, of a
+ * finished connect() and of the end of the connection, as for TCP.
  *
  * Errors. After the peer's orderly disconnect (its close or shutdown) recv
  * returns 0 once the data that arrived is read, and send fails with EPIPE.
@@ -51,7 +63,9 @@
  *
  * SO_KEEPALIVE is on by default; turning it off before connect() or
  * listen() disables SMB-Direct keepalive (SMBDIRECT_OPT_KEEPALIVE_INTERVAL
- * 0 does the same).
+ * 0 does the same). As with TCP, a reader that stops reading (stopped,
+ * sleeping, or slow) never makes either side's keepalive fail: the peer's
+ * data waits, probes and their answers still flow.
  */
 #ifndef _UAPI_LINUX_SMBDIRECT_H
 #define _UAPI_LINUX_SMBDIRECT_H
@@ -199,9 +213,13 @@ struct smbdirect_params {
  * siw, does not check the remote-read permission of a registration, so
  * over siw a PEER_WRITE-only registration can also be read by the peer.)
  * Pinned
- * pages are counted in the process's locked memory (VmPin, checked against
- * RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK) and unpinned by
- * DEREGISTER or close().
+ * pages are charged to the registering user (the locked memory io_uring
+ * and MSG_ZEROCOPY charge too), checked against the caller's
+ * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, shown in the registering
+ * process's VmPin, and unpinned and uncharged by DEREGISTER or close().
+ * The charge is per user, not per process: a registration lives on the
+ * socket, so a child that exits without DEREGISTER leaves its pages
+ * charged to its user for as long as another process keeps the socket.
  */
 
 /* Buffer Descriptor V1 exactly as it travels inside SMB2: little-endian. */

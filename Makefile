@@ -12,6 +12,7 @@
 #   make install         install the module for KDIR and the user space
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
+#   make dkms-source     copy what dkms builds to /usr/src/af_smbdirect-VERSION
 #   make userspace       build libsmbdirect, the preload and the smbdirect command
 #   make bench           benchmark against perftest (non-debug kernel; not a test)
 #
@@ -27,6 +28,9 @@ VM_KERNELS ?= 6.12 7.2
 # The kernels that also run the user-space and SMB-stack suites.
 USERSPACE_KERNELS ?= 7.2
 export USERSPACE_KERNELS
+# The version is MODULE_VERSION in kernel/main.c; dkms.conf reads it there.
+VERSION := $(shell bash -c '. "$$1" && echo "$$PACKAGE_VERSION"' _ $(ROOT)/dkms.conf)
+DKMS_SOURCE_TREE ?= /usr/src
 RESULTS := $(BUILD)/results.txt
 export SMBDIRECT_RESULTS := $(RESULTS)
 
@@ -36,7 +40,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace \
-	clean deps demo check check-host check-module check-vm check-demo summary \
+	dkms-source clean deps demo check check-host check-module check-vm check-demo summary \
 	results-reset help bench
 
 all module modules:
@@ -59,6 +63,16 @@ install-module:
 		echo "install: KDIR=$(KDIR) does not exist: af_smbdirect.ko not" \
 			"installed (pass KDIR=<kernel build dir>)"; \
 	fi
+
+# The source tree `dkms add af_smbdirect/VERSION` expects: dkms.conf and
+# what Kbuild compiles, nothing else (no build products, no user space).
+DKMS_DEST = $(DKMS_SOURCE_TREE)/af_smbdirect-$(VERSION)
+dkms-source:
+	@test -n "$(VERSION)" || { echo "dkms-source: no MODULE_VERSION in kernel/main.c"; exit 1; }
+	@rm -rf "$(DKMS_DEST)" && mkdir -p "$(DKMS_DEST)" && cd $(ROOT) && \
+		cp --parents dkms.conf Kbuild $$(find kernel uapi -type f \( -name '*.[ch]' \
+			-o -name '*.cpp' -o -name '*.sh' \)) "$(DKMS_DEST)/"
+	@echo "$(DKMS_DEST): dkms add af_smbdirect/$(VERSION)"
 
 USERSPACE_BUILD := $(BUILD)/userspace/build
 userspace:
@@ -131,5 +145,5 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,18p' $(ROOT)/Makefile
+	@sed -n '3,19p' $(ROOT)/Makefile
 endif

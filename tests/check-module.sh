@@ -4,47 +4,61 @@
 # check-module.sh ROOT BUILD "SERIES..."
 #
 # Compile tests of af_smbdirect.ko with W=1 (warnings are errors for the
-# project's files; modpost and objtool output must be clean):
-#  - against Debian 12's stock headers (linux-headers-amd64, 6.1);
-#  - against each test kernel, both the product build and the KUnit build.
+# project's files; modpost and objtool output must be clean), against
+# Debian 12's stock headers (linux-headers-amd64, 6.1) and each test kernel:
+#  - the product build is Debian's dkms, as an administrator's `dkms
+#    install` runs it: `make dkms-source` copies the tree as
+#    /usr/src/af_smbdirect-VERSION holds it, then `dkms add` and `dkms
+#    build` in a private tree under BUILD/dkms (the system's /var/lib/dkms,
+#    /usr/src and /lib/modules are left alone, and checked to be);
+#  - the KUnit build (SMBDIRECT_KUNIT=1) of each test kernel by `make module`.
+# Also checkpatch.pl --strict, and that every place stating the version
+# agrees with MODULE_VERSION in kernel/main.c.
 set -uo pipefail
 root=$1 build=$2 series=$3
 res=${SMBDIRECT_RESULTS:-/dev/null}
 rc=0
+mkdir -p "$build/logs"
+
+result() { # pass|fail name
+	echo "$1 module/$2" >>"$res"
+	if [ "$1" = pass ]; then echo "   ok"; else rc=1; fi
+}
+
+# What every build must show. Kbuild reports modpost and objtool problems
+# as warnings: any warning about our objects fails. Exports must never
+# collide with the in-tree smbdirect module's (smbdirect_*) or any other:
+# ours all carry the af_smbdirect_ prefix. modinfo: every parameter has a
+# description an administrator can read.
+check_build() { # log ko exports
+	local log=$1 ko=$2 exports=$3 bad undoc
+	if grep -E 'warning:|WARNING:' "$log" | grep -v '^make'; then
+		echo "   ^ warnings in $log"; return 1
+	fi
+	bad=$(awk 'NF && !/^af_smbdirect_/' <<<"$exports")
+	if [ -n "$bad" ]; then
+		echo "   exported symbols without the af_smbdirect_ prefix: $bad"; return 1
+	fi
+	undoc=$(modinfo -p "$ko" | awk -F: '$2 ~ /^ *\(/ || $2 == "" { print $1 }')
+	if [ -z "$(modinfo -p "$ko")" ] || [ -n "$undoc" ]; then
+		echo "   module parameters without a description: ${undoc:-(no parameters at all)}"
+		return 1
+	fi
+}
 
 compile() { # name kdir extra-make-args...
 	local name=$1 kdir=$2; shift 2
-	local log=$build/logs/module-$name.log
-	mkdir -p "$build/logs"
+	local log=$build/logs/module-$name.log mdir
 	echo "== compile test: $name ($kdir)"
 	if ! make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" "$@" >"$log" 2>&1; then
-		tail -n 30 "$log"
-		echo "fail module/$name" >>"$res"; rc=1; return
+		tail -n 30 "$log"; result fail "$name"; return
 	fi
-	# Kbuild reports modpost and objtool problems as warnings; any warning
-	# about our objects fails the test.
-	if grep -E 'warning:|WARNING:' "$log" | grep -v '^make' ; then
-		echo "   ^ warnings in $log"
-		echo "fail module/$name" >>"$res"; rc=1; return
-	fi
-	# Exports must never collide with the in-tree smbdirect module's
-	# (smbdirect_*) or any other: ours all carry the af_smbdirect_ prefix.
-	local mdir bad
 	mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$log" | tail -n1)
-	bad=$(awk '$2 !~ /^af_smbdirect_/ { print $2 }' "$mdir/Module.symvers")
-	if [ -n "$bad" ]; then
-		echo "   exported symbols without the af_smbdirect_ prefix: $bad"
-		echo "fail module/$name" >>"$res"; rc=1; return
+	if check_build "$log" "$mdir/af_smbdirect.ko" "$(awk '{ print $2 }' "$mdir/Module.symvers")"; then
+		result pass "$name"
+	else
+		result fail "$name"
 	fi
-	# modinfo: every parameter has a description an administrator can read.
-	local undoc
-	undoc=$(modinfo -p "$mdir/af_smbdirect.ko" | awk -F: '$2 ~ /^ *\(/ || $2 == "" { print $1 }')
-	if [ -z "$(modinfo -p "$mdir/af_smbdirect.ko")" ] || [ -n "$undoc" ]; then
-		echo "   module parameters without a description: ${undoc:-(no parameters at all)}"
-		echo "fail module/$name" >>"$res"; rc=1; return
-	fi
-	echo "pass module/$name" >>"$res"
-	echo "   ok"
 }
 
 checkpatch() { # kernel-source
@@ -52,30 +66,145 @@ checkpatch() { # kernel-source
 	files=$(cd "$root" && ls kernel/*.c kernel/*.h tests/kunit/*.c tests/kunit/*.h \
 		kernel/core/smbdirect_core.h uapi/linux/*.h 2>/dev/null)
 	echo "== checkpatch.pl --strict"
+	# shellcheck disable=SC2086 # one argument per file
 	if (cd "$root" && "$1/scripts/checkpatch.pl" --strict --no-tree --terse \
 			--show-types --quiet -f $files); then
-		echo "pass module/checkpatch-strict" >>"$res"
-		echo "   ok"
+		result pass checkpatch-strict
 	else
-		echo "fail module/checkpatch-strict" >>"$res"; rc=1
+		result fail checkpatch-strict
 	fi
 }
 
-stock=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n1)
+# ---- the version ---------------------------------------------------------
+#
+# MODULE_VERSION in kernel/main.c is the version; dkms.conf (and so the
+# Makefile) reads it from there. The user space cannot: its version,
+# SD_LIB_VERSION in userspace/lib/CMakeLists.txt, and the
+# SMBDIRECT_LIB_VERSION_MAJOR/MINOR it compiles in, must have the same
+# MAJOR.MINOR; the man pages' headers and the README's dkms commands name
+# it too.
+version=$(bash -c '. "$1" && echo "$PACKAGE_VERSION"' _ "$root/dkms.conf" 2>/dev/null)
+check_version() {
+	local v=$1 lib hdr bad=
+	echo "== version: $v (MODULE_VERSION in kernel/main.c)"
+	[ -n "$v" ] || { echo "   dkms.conf found no MODULE_VERSION in kernel/main.c"; return 1; }
+	lib=$(sed -n 's/^set(SD_LIB_VERSION \([^)]*\))$/\1/p' "$root/userspace/lib/CMakeLists.txt")
+	[ "${lib%.*}" = "$v" ] || bad+=" userspace/lib/CMakeLists.txt:SD_LIB_VERSION=$lib"
+	hdr=$(awk '/^#define SMBDIRECT_LIB_VERSION_MAJOR / { M = $3 }
+		/^#define SMBDIRECT_LIB_VERSION_MINOR / { m = $3 } END { print M "." m }' \
+		"$root/userspace/lib/include/smbdirect/smbdirect.h")
+	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_LIB_VERSION_MAJOR.MINOR=$hdr"
+	bad+=$(cd "$root" && grep -H '^\.TH ' Documentation/man/man*/*.[0-9] |
+		grep -v "\"\(lib\)\?smbdirect $v\"" | sed 's/^\([^:]*\):.*/ \1/' | tr -d '\n')
+	bad+=$(cd "$root" && grep -o 'af_smbdirect[-/][0-9][0-9.]*[0-9]' README.md Documentation/*.md |
+		grep -v "[-/]$v\$" | sed 's/^/ /' | tr -d '\n')
+	[ -z "$bad" ] || { echo "   not $v:$bad"; return 1; }
+}
+if check_version "$version"; then result pass version; else result fail version; fi
+
+# ---- dkms ----------------------------------------------------------------
+dk=$(realpath -m "$build")/dkms
+arch=$(uname -m)
+dkms_opts=(--dkmstree "$dk/tree" --sourcetree "$dk/src" --installtree "$dk/install")
+sd_cache=${SMBDIRECT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect}
+ccache_path=
+[ ! -d /usr/lib/ccache ] || ccache_path=/usr/lib/ccache:
+# What dkms must not write to (it would without the options above).
+system_state() {
+	ls -lA /var/lib/dkms /usr/src 2>&1
+	find /lib/modules -maxdepth 2 2>&1
+}
+system_before=$(system_state)
+
+dkms_ready=0
+dkms_add() {
+	local log=$build/logs/module-dkms-add.log
+	echo "== dkms add af_smbdirect/$version (tree: $dk)"
+	rm -rf "$dk/src" "$dk/tree" "$dk/install"
+	mkdir -p "$dk/tree"
+	if ! command -v dkms >/dev/null; then
+		echo "   no dkms: run make deps"
+	elif [ -n "$version" ] &&
+		make --no-print-directory -C "$root" dkms-source DKMS_SOURCE_TREE="$dk/src" >"$log" 2>&1 &&
+		dkms add "af_smbdirect/$version" "${dkms_opts[@]}" >>"$log" 2>&1; then
+		dkms_ready=1
+	else
+		cat "$log"
+	fi
+}
+
+# dkms build for one kernel; the module it keeps must be for that kernel
+# (vermagic), carry the version, and pass check_build on dkms's make.log.
+dkms_build() { # name kdir
+	local name=dkms-$1 kdir=$2 log kver base ko vermagic exports
+	log=$build/logs/module-$name.log
+	echo "== dkms build: $name ($kdir)"
+	[ $dkms_ready = 1 ] || { echo "   dkms add failed"; result fail "$name"; return; }
+	kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h" 2>/dev/null)
+	[ -n "$kver" ] || { echo "   no UTS_RELEASE in $kdir"; result fail "$name"; return; }
+	# W=1 as in every compile test, by its environment form (dkms.conf
+	# stays what an administrator runs). dkms signs the module when it
+	# finds the kernel's sign-file (Debian's 6.1): with a key of its own
+	# here, not /var/lib/dkms/mok.key. dkms compiles every file afresh each
+	# time; gcc and g++ through ccache make an unchanged file cost a cache
+	# lookup (diagnostics are replayed; modpost, objtool, the core's subset
+	# checks, signing and stripping all run).
+	if ! PATH=$ccache_path$PATH CCACHE_DIR=$sd_cache/ccache CCACHE_MAXSIZE=1G \
+			KBUILD_EXTRA_WARN=1 mok_signing_key=$dk/mok.key mok_certificate=$dk/mok.pub \
+			dkms build "af_smbdirect/$version" -k "$kver/$arch" \
+			--kernelsourcedir "$kdir" "${dkms_opts[@]}" >"$log" 2>&1; then
+		# dkms's own message, then the make.log it leaves in its build
+		# directory when the build fails.
+		tail -n 8 "$log"
+		if [ -f "$dk/tree/af_smbdirect/$version/build/make.log" ]; then
+			tail -n 25 "$dk/tree/af_smbdirect/$version/build/make.log"
+			cat "$dk/tree/af_smbdirect/$version/build/make.log" >>"$log"
+		fi
+		result fail "$name"; return
+	fi
+	if [ "$(system_state)" != "$system_before" ]; then
+		echo "   dkms wrote outside $dk:"
+		diff <(echo "$system_before") <(system_state)
+		result fail "$name"; return
+	fi
+	base=$dk/tree/af_smbdirect/$version/$kver/$arch
+	cat "$base/log/make.log" >>"$log"
+	for ko in "$base"/module/af_smbdirect.ko*; do break; done
+	[ -f "$ko" ] || { echo "   dkms kept no af_smbdirect.ko in $base/module"; result fail "$name"; return; }
+	vermagic=$(modinfo -F vermagic "$ko")
+	if [ "${vermagic%% *}" != "$kver" ]; then
+		echo "   $ko: vermagic '$vermagic', not for $kver"; result fail "$name"; return
+	fi
+	if [ "$(modinfo -F version "$ko")" != "$version" ]; then
+		echo "   $ko: version '$(modinfo -F version "$ko")', not $version"; result fail "$name"; return
+	fi
+	# dkms keeps the module, not Module.symvers: the exports are the
+	# module's __ksymtab_ symbols (nm fails on a compressed module, and so
+	# does the test).
+	exports=$(nm --defined-only "$ko") || { result fail "$name"; return; }
+	if check_build "$log" "$ko" "$(sed -n 's/^.* __ksymtab_//p' <<<"$exports")"; then
+		result pass "$name"
+	else
+		result fail "$name"
+	fi
+}
+
+dkms_add
+
+stock=$(find /usr/src -maxdepth 1 -name "linux-headers-*-amd64" | sort -V | tail -n1)
 if [ -z "$stock" ]; then
-	echo "fail module/debian-6.1-headers" >>"$res"
-	echo "no /usr/src/linux-headers-*-amd64: run make deps"; rc=1
+	echo "no /usr/src/linux-headers-*-amd64: run make deps"
+	result fail debian-6.1-headers
 else
-	compile "debian-$(basename "$stock" | sed 's/linux-headers-//')" "$stock"
+	dkms_build "debian-$(basename "$stock" | sed 's/linux-headers-//')" "$stock"
 fi
 
-newest=$(echo $series | tr ' ' '\n' | sort -V | tail -n1)
+newest=$(echo "$series" | tr ' ' '\n' | sort -V | tail -n1)
 checkpatch "$("$root/tests/vm/fetch-kernel.sh" "$newest")"
 
 for s in $series; do
-	kdir=$("$root/tests/vm/build-kernel.sh" "$s") || {
-		echo "fail module/kernel-$s" >>"$res"; rc=1; continue; }
-	compile "test-kernel-$s" "$kdir"
+	kdir=$("$root/tests/vm/build-kernel.sh" "$s") || { result fail "kernel-$s"; continue; }
+	dkms_build "test-kernel-$s" "$kdir"
 	compile "test-kernel-$s-kunit" "$kdir" SMBDIRECT_KUNIT=1
 done
 exit $rc

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 bookworm=(
 	build-essential g++ make cmake pkg-config python3 bc bison flex cpio rsync
-	kmod xz-utils libelf-dev libssl-dev dwarves
+	kmod xz-utils libelf-dev libssl-dev dwarves dkms ccache
 	linux-headers-amd64
 	googletest libgtest-dev clang llvm libclang-rt-dev
 	qemu-system-x86

@@ -376,6 +376,32 @@ static int sd_connect_wait(struct sd_sock *sd, long timeo)
 	return err;
 }
 
+/*
+ * A client whose connect() failed (refused, timed out, no route) starts
+ * over: its transport goes, the flags of the attempt are cleared, and the
+ * socket is unconnected again, its bound address kept. Socket lock held.
+ */
+static void sd_connect_reset(struct sd_sock *sd)
+{
+	struct sock *sk = &sd->sk;
+
+	sd_transport_teardown(sd);
+	spin_lock_bh(&sd->lock);
+	sd->dying = false;
+	sd->failed = false;
+	sd->wc_failed = false;
+	sd->peer_closed = false;
+	sd->cm_connected = false;
+	sd->core_ready = false;
+	sd->qp_used = false;
+	sd->active = false;
+	sd->id_owned_by_cm = false;
+	spin_unlock_bh(&sd->lock);
+	WRITE_ONCE(sk->sk_err, 0);
+	WRITE_ONCE(sk->sk_shutdown, 0);
+	sd_set_state(sd, SD_UNCONNECTED);
+}
+
 static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int flags)
 {
 	struct sockaddr *addr = (struct sockaddr *)uaddr;
@@ -394,6 +420,20 @@ static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int 
 		err = -EINVAL;
 		goto out;
 	case SD_CLOSED:
+		/*
+		 * As TCP: a failed attempt reports its error once more to a
+		 * connect() that follows EINPROGRESS, then the socket may
+		 * connect again.
+		 */
+		if (!sd->params.version) {
+			if (sock->state == SS_CONNECTING) {
+				err = sock_error(sk) ?: -ECONNABORTED;
+				sock->state = SS_UNCONNECTED;
+				goto out;
+			}
+			sd_connect_reset(sd);
+			goto fresh;
+		}
 		err = sock_error(sk);
 		if (!err)
 			err = sd->params.version ? -EISCONN : -ECONNABORTED;
@@ -405,6 +445,7 @@ static int sd_connect(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len, int 
 		}
 		break;
 	case SD_UNCONNECTED:
+fresh:
 		err = sd_sock_addr(sk, addr, len, true, &ss);
 		if (err)
 			goto out;

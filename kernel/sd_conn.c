@@ -59,6 +59,7 @@ void sd_fail(struct sd_sock *sd, int err)
 	if (sd->failed)
 		return;
 	sd->failed = true;
+	trace_af_smbdirect_fail(&sd->sk, err);
 	if (sd->core_ready)
 		(void)sd_core_disconnect(&sd->core, SD_CORE_REASON_LOCAL, &act);
 	if (sd->state != SD_LISTENING)
@@ -127,6 +128,15 @@ static void sd_established(struct sd_sock *sd)
 		sd_fail(sd, -EPROTO);
 		return;
 	}
+	trace_af_smbdirect_negotiated(&sd->sk, sd->params.version,
+				      sd->params.max_send_size,
+				      sd->params.max_receive_size,
+				      sd->params.max_fragmented_send_size,
+				      sd->params.max_fragmented_receive_size,
+				      sd->params.max_read_write_size,
+				      sd->params.peer_credit_target,
+				      sd->params.receive_credit_target,
+				      sd->opts.keepalive_interval);
 	sd_set_state(sd, SD_CONNECTED);
 	sd_core_stream_parser_init(&sd->tx_parser,
 				   sd->params.max_fragmented_send_size);

@@ -578,7 +578,7 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	struct sd_reg *reg = NULL;
 	struct sd_iov_cursor c;
 	u32 nr_mrs = 0, mr_pages, pages, i;
-	u64 total, mr_bytes;
+	u64 total = 0, mr_bytes;
 	int err;
 
 	err = sd_ioctl_copy_in(&r, ur, sizeof(r));
@@ -661,6 +661,8 @@ out_destroy:
 out_put:
 	sd_res_put(sd);
 out_iov:
+	trace_af_smbdirect_register(&sd->sk, err ? 0 : r.id, total, nr_mrs,
+				    r.flags, err);
 	kvfree(desc);
 	kvfree(iov);
 	return err;
@@ -700,6 +702,9 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 	for (i = 0; i < reg->nr_mrs; i++)
 		if (reg->mrs[i].remote_inv)
 			d.state |= SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
+	trace_af_smbdirect_deregister(&sd->sk, d.id,
+				      (u64)reg->nr_pages << PAGE_SHIFT,
+				      reg->nr_mrs, d.state, 0);
 	sd_reg_destroy(sd, reg, true);
 	sd_res_put(sd);
 	d.reserved = 0;
@@ -724,6 +729,7 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 			if (!reg->mrs[i].valid || reg->mrs[i].mr->rkey != rkey)
 				continue;
 			reg->mrs[i].remote_inv = true;
+			trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, true);
 			if (!(reg->flags & SMBDIRECT_REG_REMOTE_INVALIDATE)) {
 				pr_warn_ratelimited("peer invalidated a token it was not allowed to\n");
 				sd_fail(sd, -EPROTO);
@@ -731,6 +737,7 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 			return;
 		}
 	}
+	trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, false);
 	pr_warn_ratelimited("peer invalidated a token this connection did not issue\n");
 	sd_fail(sd, -EPROTO);
 }

@@ -360,9 +360,12 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 		err = -ERESTARTSYS;
 		goto out_put;
 	}
+	trace_af_smbdirect_rdma_issue(&sd->sk, read, moved, r.desc_count, 0);
 	sd_rw_run(q);
 	mutex_unlock(&sd->rw_mutex);
 	err = q->err;
+	trace_af_smbdirect_rdma_done(&sd->sk, read, err ? 0 : moved,
+				     r.desc_count, err);
 	if (!err) {
 		r.bytes = moved;
 		if (put_user(r.bytes, &ur->bytes))

@@ -119,6 +119,7 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 		sd->rx_asm = NULL;
 		list_add_tail(&m->node, &sd->rx_queue);
 		sd->rx_queued += m->len;
+		trace_af_smbdirect_message(&sd->sk, m->len, sd->rx_queued);
 		sd_wake(sd);
 		/* Keyed wake-up and SIGIO, or a kernel user's callback. */
 		sd->sk.sk_data_ready(&sd->sk);
@@ -161,6 +162,15 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* A failed rule sets DISCONNECT in act; the buffer then stays unposted. */
 	(void)sd_core_on_recv(&sd->core, sd_now_ms(), rx->data,
 			      min_t(u32, wc->byte_len, sd->opts.max_receive_size), &act);
+	if (trace_af_smbdirect_pdu_recv_enabled()) {
+		struct sd_core_stats st;
+
+		sd_core_get_stats(&sd->core, &st);
+		trace_af_smbdirect_pdu_recv(&sd->sk, wc->byte_len,
+					    act.flags & SD_CORE_ACT_DELIVER ?
+					    act.deliver_length : 0,
+					    st.send_credits, st.peer_credits);
+	}
 	if (act.flags & SD_CORE_ACT_DELIVER) {
 		err = sd_rx_deliver(sd, rx, wc->byte_len, &act);
 		if (err) {

@@ -29,6 +29,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "sd_trace.h"
 #include "uapi/linux/smbdirect.h"
 #include "smbdirect_core.h"
 #include "sd_params.h"
@@ -203,6 +204,8 @@ static inline void sd_set_state(struct sd_sock *sd, enum sd_state state)
 		[SD_CLOSED] = TCP_CLOSE,
 	};
 
+	if (sd->state != state)
+		trace_af_smbdirect_state(&sd->sk, sd->state, state);
 	sd->state = state;
 	WRITE_ONCE(sd->sk.sk_state, tcp[state]);
 }

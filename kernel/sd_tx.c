@@ -111,6 +111,9 @@ void sd_tx_flush(struct sd_sock *sd)
 			sd_fail(sd, -EIO);
 			return;
 		}
+		trace_af_smbdirect_pdu_send(&sd->sk, pdu.kind, pdu.length,
+					    pdu.payload_length,
+					    pdu.credits_granted, pdu.flags);
 	}
 }
 
@@ -192,6 +195,15 @@ static int sd_tx_wait(struct sd_sock *sd, long *timeo, u32 need)
 	struct sock *sk = &sd->sk;
 
 	WRITE_ONCE(sd->tx_want, need);
+	if (trace_af_smbdirect_send_stall_enabled() && READ_ONCE(sd->tx_queued) &&
+	    READ_ONCE(sd->tx_queued) + need > (unsigned int)READ_ONCE(sk->sk_sndbuf)) {
+		struct sd_core_stats st;
+
+		spin_lock_bh(&sd->lock);
+		sd_core_get_stats(&sd->core, &st);
+		spin_unlock_bh(&sd->lock);
+		trace_af_smbdirect_send_stall(sk, st.send_credits, sd->tx_queued);
+	}
 	while (READ_ONCE(sd->tx_queued) &&
 	       READ_ONCE(sd->tx_queued) + need > (unsigned int)READ_ONCE(sk->sk_sndbuf)) {
 		if (READ_ONCE(sk->sk_err))

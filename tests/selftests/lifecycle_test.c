@@ -432,6 +432,58 @@ TEST_F_TIMEOUT(life, fork_after_connect_child_uses_socket, 60)
 	EXPECT_EQ(-ENODATA, sd_msg_recv(self->s, SOCK_SEQPACKET, buf, sizeof(buf)));
 }
 
+#define SLOW_CREDITS 8	/* receive buffers each way: starved after ~10 KiB */
+
+/*
+ * A pair that reaches back-pressure after little data: 8 credits each way
+ * (set before listen() and connect()) instead of 255, keepalive every
+ * keepalive s (0: the default). Into *c and *s, 0 or -errno.
+ */
+static int slow_pair(const struct sd_target *t, int type, int keepalive, int *c, int *s)
+{
+	struct sd_connect_job j = { .t = t, .type = type, .preset = 1 };
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(t, 0, &ss);
+	int lfd = sd_socket(type), fd, i, ret = 0;
+
+	if (lfd < 0)
+		return lfd;
+	j.fd = sd_socket(type);
+	for (i = 0, fd = lfd; i < 2 && !ret; i++, fd = j.fd) {
+		ret = fd < 0 ? fd : sd_setopt(fd, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, SLOW_CREDITS);
+		if (!ret)
+			ret = sd_setopt(fd, SMBDIRECT_OPT_SEND_CREDIT_TARGET, SLOW_CREDITS);
+		if (!ret && keepalive)
+			ret = sd_setopt(fd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, keepalive);
+	}
+	if (!ret && (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 1)))
+		ret = -errno;
+	len = sizeof(ss);
+	if (!ret && getsockname(lfd, (struct sockaddr *)&ss, &len))
+		ret = -errno;
+	if (!ret) {
+		j.port = sd_port_of(&ss);
+		ret = -pthread_create(&j.thread, NULL, sd_connect_thread, &j);
+	}
+	if (!ret) {
+		*s = sd_accept_ms(lfd, SD_STEP_MS);
+		pthread_join(j.thread, NULL);
+		ret = j.err ? j.err : *s < 0 ? *s : 0;
+	}
+	close(lfd);
+	*c = j.fd;
+	if (!ret) {
+		sd_set_timeouts(*c, SD_STEP_MS);
+		sd_set_timeouts(*s, SD_STEP_MS);
+	}
+	return ret;
+}
+
+#define SLOW_PAIR(type, keepalive) do {					\
+	int _r = slow_pair(&variant->t, (type), (keepalive), &self->c, &self->s); \
+	ASSERT_EQ(0, _r) TH_LOG("pair: %s", strerror(-_r));		\
+} while (0)
+
 /*
  * Credit starvation, non-blocking writer: with the reader not reading,
  * sends must eventually say EAGAIN (back-pressure, not unbounded kernel
@@ -465,7 +517,7 @@ TEST_F_TIMEOUT(life, credit_starvation_nonblocking, 180)
 	pid_t reader;
 
 	ASSERT_NE(NULL, buf);
-	PAIR(SOCK_STREAM);
+	SLOW_PAIR(SOCK_STREAM, 0);
 	sd_small_buffers(_metadata, self->c, self->s);
 	fcntl(self->c, F_SETFL, O_NONBLOCK);
 	/*
@@ -582,7 +634,7 @@ TEST_F_TIMEOUT(life, credit_starvation_blocking, 180)
 	long n, hold, t0;
 
 	ASSERT_NE(NULL, buf);
-	PAIR(SOCK_STREAM);
+	SLOW_PAIR(SOCK_STREAM, 0);
 	sd_small_buffers(_metadata, self->c, self->s);
 	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &snd, &len));
 	len = sizeof(int);
@@ -623,7 +675,7 @@ TEST_F_TIMEOUT(life, so_sndtimeo_when_peer_does_not_read, 120)
 	int err = 0;
 
 	ASSERT_NE(NULL, buf);
-	PAIR(SOCK_SEQPACKET);
+	SLOW_PAIR(SOCK_SEQPACKET, 0);
 	sd_small_buffers(_metadata, self->c, self->s);
 	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
 	while (total < STARVE_CAP) {
@@ -765,7 +817,7 @@ TEST_F_TIMEOUT(slow_reader, without_linger_returns_at_once_and_drains, 180)
 	int sent, got, end;
 	long t0, dt;
 
-	PAIR(SOCK_SEQPACKET);
+	SLOW_PAIR(SOCK_SEQPACKET, 0);
 	sent = send_until_starved(_metadata, self->c, self->s);
 	t0 = sd_now_ms();
 	close(self->c);
@@ -783,7 +835,7 @@ TEST_F_TIMEOUT(slow_reader, linger_n_waits_then_drops, 180)
 	int sent, got, end;
 	long t0, dt;
 
-	PAIR(SOCK_SEQPACKET);
+	SLOW_PAIR(SOCK_SEQPACKET, 0);
 	sent = send_until_starved(_metadata, self->c, self->s);
 	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
 	t0 = sd_now_ms();
@@ -804,7 +856,7 @@ TEST_F_TIMEOUT(slow_reader, linger_zero_drops_at_once, 180)
 	int sent, got, end;
 	long t0, dt;
 
-	PAIR(SOCK_SEQPACKET);
+	SLOW_PAIR(SOCK_SEQPACKET, 0);
 	sent = send_until_starved(_metadata, self->c, self->s);
 	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
 	t0 = sd_now_ms();
@@ -820,13 +872,13 @@ TEST_F_TIMEOUT(slow_reader, linger_zero_drops_at_once, 180)
 /*
  * A paused reader is not killed by keepalive, on either side: the reader
  * holds back every receive buffer (SO_RCVBUF 4096), the writer (SO_SNDBUF
- * 16384) is starved,
+ * 16384, 8 credits) is starved,
  * both sides probe every second (a probe nobody answers kills after 5 s),
  * and the reader process is stopped (SIGSTOP: to the kernel the same as a
  * reader that sleeps) for 10 s. TCP waits forever; so must we. Then the
  * reader reads everything, intact.
  */
-#define PAUSE_MSGS 32	/* of STARVE_LEN: 1 MiB, more than credits and buffers hold */
+#define PAUSE_MSGS 8	/* of STARVE_LEN: 256 KiB, far more than 8 credits and buffers hold */
 #define PAUSE_MS 10000
 
 static void *pause_writer(void *arg)
@@ -846,31 +898,12 @@ static void *pause_writer(void *arg)
 
 TEST_F_TIMEOUT(slow_reader, paused_reader_outlives_keepalive, 180)
 {
-	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_STREAM, .preset = 1 };
 	struct blocked_writer w = { .count = PAUSE_MSGS };
-	struct sockaddr_storage ss;
-	socklen_t len = sd_addr(&variant->t, 0, &ss);
-	int lfd = sd_socket(SOCK_STREAM), rcv = 4096, snd = 16384, err = 0, status;
+	int rcv = 4096, snd = 16384, err = 0, status;
+	socklen_t len;
 	long t0;
 
-	ASSERT_LE(0, lfd);
-	ASSERT_EQ(0, sd_setopt(lfd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 1));
-	ASSERT_EQ(0, bind(lfd, (struct sockaddr *)&ss, len));
-	ASSERT_EQ(0, listen(lfd, 1));
-	len = sizeof(ss);
-	ASSERT_EQ(0, getsockname(lfd, (struct sockaddr *)&ss, &len));
-	j.port = sd_port_of(&ss);
-	j.fd = sd_socket(SOCK_STREAM);
-	ASSERT_LE(0, j.fd);
-	ASSERT_EQ(0, sd_setopt(j.fd, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 1));
-	self->c = j.fd;
-	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
-	self->s = sd_accept_ms(lfd, SD_STEP_MS);
-	pthread_join(j.thread, NULL);
-	close(lfd);
-	ASSERT_EQ(0, j.err) TH_LOG("connect: %s", strerror(-j.err));
-	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
-	sd_set_timeouts(self->s, SD_STEP_MS);
+	SLOW_PAIR(SOCK_STREAM, 1);
 	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)));
 	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)));
 

@@ -103,6 +103,58 @@ TEST_F(sock, connect_without_listener_is_refused)
 }
 
 /*
+ * As TCP: a refused connect() leaves a socket that may connect again; a
+ * non-blocking attempt that failed reports its error to the connect()
+ * that follows EINPROGRESS, and the next one starts afresh.
+ */
+TEST_F(sock, failed_connect_can_be_retried)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int port, lfd, r, e;
+	char buf[8];
+
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 1, &port);
+	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+	close(lfd);
+	len = sd_addr(&variant->t, port, &ss);
+	self->c = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, self->c);
+	sd_set_timeouts(self->c, SD_STEP_MS);
+	r = connect(self->c, (struct sockaddr *)&ss, len);
+	e = errno;
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(ECONNREFUSED, e) TH_LOG("first connect: %s", strerror(e));
+
+	fcntl(self->c, F_SETFL, O_NONBLOCK);
+	r = connect(self->c, (struct sockaddr *)&ss, len);
+	e = errno;
+	ASSERT_EQ(-1, r);
+	if (e == EINPROGRESS) {
+		EXPECT_LT(0, sd_poll(self->c, POLLOUT, SD_STEP_MS));
+		r = connect(self->c, (struct sockaddr *)&ss, len);
+		e = errno;
+		EXPECT_EQ(-1, r);
+	}
+	EXPECT_EQ(ECONNREFUSED, e) TH_LOG("non-blocking attempt: %s", strerror(e));
+	fcntl(self->c, F_SETFL, 0);
+
+	/* A listener on that port now: the same socket connects. */
+	lfd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, bind(lfd, (struct sockaddr *)&ss, len)) TH_LOG("bind: %s", strerror(errno));
+	ASSERT_EQ(0, listen(lfd, 1));
+	r = connect(self->c, (struct sockaddr *)&ss, len);
+	e = errno;
+	EXPECT_EQ(0, r) TH_LOG("connect after the refusals: %s", strerror(e));
+	self->s = sd_accept_ms(lfd, SD_STEP_MS);
+	close(lfd);
+	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
+	ASSERT_EQ(0, sd_stream_send(self->c, "again", 5));
+	EXPECT_EQ(5, sd_stream_recv(self->s, buf, sizeof(buf)));
+}
+
+/*
  * Closing a listener ends the connections still waiting in its queue:
  * their clients read the end (EOF, or ECONNRESET as TCP's RST) at once.
  * The children's teardown takes their socket locks inside the listener's,

@@ -149,6 +149,7 @@ fi
 tap_dir interop interop
 
 [ -f "$out/rmmod-failed" ] && rec fail rmmod || { [ -f "$out/loaded" ] && rec pass rmmod; }
+[ -f "$out/modprobe-ok" ] && rec pass modprobe-by-name || rec fail modprobe-by-name
 
 if [ -f "$out/dmesg.txt" ]; then
 	if "$root/tests/vm/scan-dmesg.sh" "$out/dmesg.txt" "$out/kmemleak.txt" > "$out/reports.txt"; then

@@ -60,6 +60,10 @@
  *   ETIMEDOUT     negotiation or keepalive timed out
  *   ECONNREFUSED  the peer refused the connection or the negotiation
  *   ECONNRESET    the connection failed at the transport level
+ * A connect() that failed can be tried again on the same socket, as with
+ * TCP; after a non-blocking attempt failed, the connect() that follows
+ * EINPROGRESS reports the error (ECONNABORTED if SO_ERROR already took
+ * it) and the next one starts afresh.
  *
  * SO_KEEPALIVE is on by default; turning it off before connect() or
  * listen() disables SMB-Direct keepalive (SMBDIRECT_OPT_KEEPALIVE_INTERVAL

@@ -89,8 +89,19 @@ dmesg > "$out/dmesg.txt"
 
 # Liveness check of the detector itself: a deliberate out-of-bounds read in
 # the test build must produce a KASAN report naming this module. Run last,
-# after the real verdict's dmesg was taken.
-if insmod "$SD_MODULE_DIR/af_smbdirect.ko"; then
+# after the real verdict's dmesg was taken. The module is loaded by name
+# this time, as an administrator does after `make install` or `dkms
+# install`: depmod over a module tree that holds it, then modprobe (the
+# test kernels build RDMA in, so modprobe has no dependency to pull in).
+tree=/tmp/sd-modules rel=$(uname -r)
+mkdir -p "$tree/lib/modules/$rel/updates"
+cp "$SD_MODULE_DIR/af_smbdirect.ko" "$tree/lib/modules/$rel/updates/"
+if depmod -b "$tree" "$rel" 2>/dev/null && modprobe -d "$tree" af_smbdirect &&
+		[ -d /sys/module/af_smbdirect ]; then
+	: > "$out/modprobe-ok"
+	echo 1 > /sys/kernel/debug/af_smbdirect/test_kasan_oob 2>/dev/null
+	modprobe -r -d "$tree" af_smbdirect
+elif insmod "$SD_MODULE_DIR/af_smbdirect.ko"; then
 	echo 1 > /sys/kernel/debug/af_smbdirect/test_kasan_oob 2>/dev/null
 	rmmod af_smbdirect
 fi

@@ -166,6 +166,9 @@ fi
 # --- 3. coverage ------------------------------------------------------------
 section "kernel/core line coverage (clang source-based, from the unit tests)"
 cov_dir="$build/coverage"
+# Not through ccache: coverage maps name their sources, which must stay
+# the paths llvm-cov reads.
+export CCACHE_DISABLE=1
 if [ -n "$clangxx" ] && configure_build "$cov_dir" -DSD_COVERAGE=ON -DSD_USERSPACE=OFF \
 	-DCMAKE_C_COMPILER="$clang" -DCMAKE_CXX_COMPILER="$clangxx"; then
 	rm -f "$cov_dir"/*.profraw

@@ -161,6 +161,19 @@ static long sum(const char *log, const char *ev, const char *want, const char *n
 	return total;
 }
 
+/* An excerpt in the TAP: the lines a reader of the trace looks at first. */
+static void print_excerpt(const char *log)
+{
+	const char *line = log, *end;
+
+	for (; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (strstr(line, "_negotiated:") || strstr(line, "_register:") ||
+		    strstr(line, "_rdma_") || strstr(line, "_deregister:"))
+			printf("# trace: %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+	}
+}
+
 TEST_F_TIMEOUT(trace, events_of_a_known_exchange, 120)
 {
 	struct smbdirect_buffer_descriptor_v1 d[8], got[8];
@@ -217,6 +230,7 @@ TEST_F_TIMEOUT(trace, events_of_a_known_exchange, 120)
 	self->log = slurp("trace");
 	ASSERT_NE(NULL, self->log);
 
+	print_excerpt(self->log);
 	/* Each side's negotiation, with what GET_PARAMS reported. */
 	EXPECT_EQ(2, count(self->log, "af_smbdirect_negotiated", "version=0x100"));
 	snprintf(want, sizeof(want), "version=0x100 max_send_size=%u max_receive_size=%u "

@@ -166,11 +166,19 @@ static void print_excerpt(const char *log)
 {
 	const char *line = log, *end;
 
+	char one[512];
+	size_t len;
+
 	for (; line && *line; line = end ? end + 1 : NULL) {
 		end = strchr(line, '\n');
-		if (strstr(line, "_negotiated:") || strstr(line, "_register:") ||
-		    strstr(line, "_rdma_") || strstr(line, "_deregister:"))
-			printf("# trace: %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+		len = end ? (size_t)(end - line) : strlen(line);
+		if (len >= sizeof(one))
+			len = sizeof(one) - 1;
+		memcpy(one, line, len);
+		one[len] = 0;
+		if (strstr(one, "_negotiated:") || strstr(one, "_register:") ||
+		    strstr(one, "_rdma_") || strstr(one, "_deregister:"))
+			printf("# trace: %s\n", one);
 	}
 }
 

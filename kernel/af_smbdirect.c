@@ -68,6 +68,17 @@ static void sd_sk_destruct(struct sock *sk)
 	sd_queues_free(sd, true);
 }
 
+/*
+ * Data or a connection to accept: every waiter (a writer waiting for
+ * credits may be woken by the same PDU, so the wake-up is not keyed to
+ * EPOLLIN), and SIGIO for O_ASYNC owners.
+ */
+static void sd_data_ready(struct sock *sk)
+{
+	sd_wake(sd_sk(sk));
+	sk_wake_async(sk, SOCK_WAKE_WAITD, POLL_IN);
+}
+
 /* What every socket of ours starts with, whoever allocated it. */
 static void sd_sock_setup(struct sd_sock *sd, int type)
 {
@@ -75,6 +86,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 
 	sk->sk_type = type;
 	sk->sk_destruct = sd_sk_destruct;
+	sk->sk_data_ready = sd_data_ready;
 	sd_conn_setup(sd);
 	sd->type = type;
 	sd_set_state(sd, SD_UNCONNECTED);

@@ -172,7 +172,6 @@ void sd_child_ready(struct sd_sock *sd)
 	if (parent && !sd->on_ready) {
 		sd->on_ready = true;
 		list_move_tail(&sd->child_node, &parent->ready);
-		sd_wake(parent);
 		parent->sk.sk_data_ready(&parent->sk);
 	}
 	spin_unlock_bh(&sd_accept_lock);

@@ -120,8 +120,7 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 		list_add_tail(&m->node, &sd->rx_queue);
 		sd->rx_queued += m->len;
 		trace_af_smbdirect_message(&sd->sk, m->len, sd->rx_queued);
-		sd_wake(sd);
-		/* Keyed wake-up and SIGIO, or a kernel user's callback. */
+		/* sd_data_ready(), or a kernel user's callback. */
 		sd->sk.sk_data_ready(&sd->sk);
 	}
 	return 0;

@@ -193,6 +193,19 @@ inline int transfer(Engine &from, Engine &to)
 	return rc;
 }
 
+// Delivers everything a and then b have queued to the other; returns the
+// first error a receiver reported.
+inline int exchange(Engine &a, Engine &b)
+{
+	while (!a.out.empty())
+		if (int rc = transfer(a, b))
+			return rc;
+	while (!b.out.empty())
+		if (int rc = transfer(b, a))
+			return rc;
+	return SD_CORE_OK;
+}
+
 // Connects and negotiates a client/server pair with posted receives.
 // Returns false (with the engines showing why) if anything failed.
 inline bool negotiate(Engine &c, Engine &s)

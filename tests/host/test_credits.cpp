@@ -227,10 +227,7 @@ TEST(CreditsEngine, IdlePeersDoNotPingPong)
 		unsigned pdus = 0;
 		for (int round = 0; round < 50; round++) {
 			pdus += c.pump() + s.pump();
-			while (!c.out.empty())
-				ASSERT_EQ(transfer(c, s), SD_CORE_OK);
-			while (!s.out.empty())
-				ASSERT_EQ(transfer(s, c), SD_CORE_OK);
+			ASSERT_EQ(exchange(c, s), SD_CORE_OK);
 			c.post(c.reposts_owed);
 			c.reposts_owed = 0;
 			s.post(s.reposts_owed);

@@ -176,10 +176,7 @@ TEST(KeepaliveEngine, PausedReaderIsNotKilledByKeepalive)
 		for (int round = 0; round < 4; round++) {
 			c.pump();
 			s.pump(msg);
-			while (!c.out.empty())
-				ASSERT_EQ(transfer(c, s), SD_CORE_OK);
-			while (!s.out.empty())
-				ASSERT_EQ(transfer(s, c), SD_CORE_OK);
+			ASSERT_EQ(exchange(c, s), SD_CORE_OK);
 			// The reader sleeps: only buffers without data go back.
 			c.post(c.reposts_owed);
 			c.reposts_owed = 0;
@@ -198,10 +195,7 @@ TEST(KeepaliveEngine, PausedReaderIsNotKilledByKeepalive)
 		c.held = c.reposts_owed = 0;
 		c.pump();
 		s.pump(msg);
-		while (!c.out.empty())
-			ASSERT_EQ(transfer(c, s), SD_CORE_OK);
-		while (!s.out.empty())
-			ASSERT_EQ(transfer(s, c), SD_CORE_OK);
+		ASSERT_EQ(exchange(c, s), SD_CORE_OK);
 		s.post(s.reposts_owed + s.held);
 		s.reposts_owed = s.held = 0;
 	}

@@ -812,61 +812,68 @@ static int read_until_end(struct __test_metadata *_metadata, int s, int *end)
 	return got;
 }
 
+/*
+ * Starves the writer (self->c) of an 8-credit SEQPACKET pair, sets its
+ * SO_LINGER (onoff < 0: none), closes it; returns how long close() took
+ * and what had been sent, and reads what the reader gets.
+ */
+struct close_outcome {
+	long ms;
+	int sent, got, end;
+};
+
+static struct close_outcome starve_then_close(struct __test_metadata *_metadata,
+					      int *c, int s, int onoff, int secs)
+{
+	struct linger lg = { onoff, secs };
+	struct close_outcome o = { 0 };
+	long t0;
+
+	o.sent = send_until_starved(_metadata, *c, s);
+	if (onoff >= 0)
+		EXPECT_EQ(0, setsockopt(*c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	t0 = sd_now_ms();
+	close(*c);
+	o.ms = sd_now_ms() - t0;
+	*c = -1;
+	o.got = read_until_end(_metadata, s, &o.end);
+	return o;
+}
+
 TEST_F_TIMEOUT(slow_reader, without_linger_returns_at_once_and_drains, 180)
 {
-	int sent, got, end;
-	long t0, dt;
+	struct close_outcome o;
 
 	SLOW_PAIR(SOCK_SEQPACKET, 0);
-	sent = send_until_starved(_metadata, self->c, self->s);
-	t0 = sd_now_ms();
-	close(self->c);
-	dt = sd_now_ms() - t0;
-	self->c = -1;
-	EXPECT_GT(CLOSE_AT_ONCE_MS, dt) TH_LOG("close() of a non-blocking socket took %ld ms", dt);
-	got = read_until_end(_metadata, self->s, &end);
-	EXPECT_EQ(sent, got) TH_LOG("the reader got %d of %d messages", got, sent);
-	EXPECT_EQ(-ENODATA, end) TH_LOG("after the messages: %s", strerror(-end));
+	o = starve_then_close(_metadata, &self->c, self->s, -1, 0);
+	EXPECT_GT(CLOSE_AT_ONCE_MS, o.ms) TH_LOG("close() of a non-blocking socket took %ld ms",
+						 o.ms);
+	EXPECT_EQ(o.sent, o.got) TH_LOG("the reader got %d of %d messages", o.got, o.sent);
+	EXPECT_EQ(-ENODATA, o.end) TH_LOG("after the messages: %s", strerror(-o.end));
 }
 
 TEST_F_TIMEOUT(slow_reader, linger_n_waits_then_drops, 180)
 {
-	struct linger lg = { 1, 1 };
-	int sent, got, end;
-	long t0, dt;
+	struct close_outcome o;
 
 	SLOW_PAIR(SOCK_SEQPACKET, 0);
-	sent = send_until_starved(_metadata, self->c, self->s);
-	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
-	t0 = sd_now_ms();
-	close(self->c);
-	dt = sd_now_ms() - t0;
-	self->c = -1;
+	o = starve_then_close(_metadata, &self->c, self->s, 1, 1);
 	/* The reader sleeps: the whole second passes, and no more. */
-	EXPECT_LE(900, dt);
-	EXPECT_GT(CLOSE_AT_ONCE_MS, dt);
-	got = read_until_end(_metadata, self->s, &end);
-	EXPECT_GT(sent, got) TH_LOG("all %d messages arrived after the linger time", sent);
-	EXPECT_TRUE(end == -ENODATA || end == -ECONNRESET) TH_LOG("end: %s", strerror(-end));
+	EXPECT_LE(900, o.ms);
+	EXPECT_GT(CLOSE_AT_ONCE_MS, o.ms);
+	EXPECT_GT(o.sent, o.got) TH_LOG("all %d messages arrived after the linger time", o.sent);
+	EXPECT_TRUE(o.end == -ENODATA || o.end == -ECONNRESET) TH_LOG("end: %s", strerror(-o.end));
 }
 
 TEST_F_TIMEOUT(slow_reader, linger_zero_drops_at_once, 180)
 {
-	struct linger lg = { 1, 0 };
-	int sent, got, end;
-	long t0, dt;
+	struct close_outcome o;
 
 	SLOW_PAIR(SOCK_SEQPACKET, 0);
-	sent = send_until_starved(_metadata, self->c, self->s);
-	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
-	t0 = sd_now_ms();
-	close(self->c);
-	dt = sd_now_ms() - t0;
-	self->c = -1;
-	EXPECT_GT(CLOSE_AT_ONCE_MS, dt);
-	got = read_until_end(_metadata, self->s, &end);
-	EXPECT_GT(sent, got) TH_LOG("all %d messages arrived after an abortive close", sent);
-	EXPECT_TRUE(end == -ENODATA || end == -ECONNRESET) TH_LOG("end: %s", strerror(-end));
+	o = starve_then_close(_metadata, &self->c, self->s, 1, 0);
+	EXPECT_GT(CLOSE_AT_ONCE_MS, o.ms);
+	EXPECT_GT(o.sent, o.got) TH_LOG("all %d messages arrived after an abortive close", o.sent);
+	EXPECT_TRUE(o.end == -ENODATA || o.end == -ECONNRESET) TH_LOG("end: %s", strerror(-o.end));
 }
 
 /*

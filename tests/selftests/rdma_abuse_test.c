@@ -887,9 +887,18 @@ TEST_F(abuse, cmsg_errors_einval)
  * (connected as root) lowers it to 64 KiB and becomes nobody. Exit codes
  * say which step went wrong.
  */
+/* RLIMIT_MEMLOCK to limit, then uid and gid 65534 without groups. */
+static int become_nobody(rlim_t limit)
+{
+	struct rlimit rl = { limit, limit };
+
+	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	       setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534);
+}
+
 static int memlock_child(int fd)
 {
-	struct rlimit rl = { 65536, 65536 };
+	rlim_t limit = 65536;
 	struct smbdirect_buffer_descriptor_v1 d[4];
 	char *buf = map_rw(2 * 1024 * 1024);
 	__u64 id16, id48, id;
@@ -898,8 +907,7 @@ static int memlock_child(int fd)
 
 	if (!buf)
 		return 2;
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (become_nobody(limit))
 		return 3;
 	ret = sd_register_buf(fd, SMBDIRECT_ACCESS_PEER_WRITE, buf, 1024 * 1024, d, 4, &n, &id);
 	if (ret != -ENOMEM) {
@@ -968,7 +976,7 @@ TEST_F(abuse, rlimit_memlock_unprivileged)
  */
 static int pin_child(int fd)
 {
-	struct rlimit rl = { 1024 * 1024, 1024 * 1024 };
+	rlim_t limit = 1024 * 1024;
 	struct smbdirect_buffer_descriptor_v1 d[4];
 	char *buf = map_rw(1024 * 1024);
 	__u64 id;
@@ -977,8 +985,7 @@ static int pin_child(int fd)
 
 	if (!buf)
 		return 2;
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (become_nobody(limit))
 		return 3;
 	ret = sd_register_buf(fd, SMBDIRECT_ACCESS_PEER_WRITE, buf, 1024 * 1024, d, 4, &n, &id);
 	if (ret && ret != -ENOMEM) {

@@ -791,6 +791,18 @@ TEST_F(sock, info_states_credits_queues_acceptconn)
  * As TCP's: an accepted socket starts with its listener's SO_RCVBUF,
  * SO_SNDBUF, SO_LINGER, SO_RCVTIMEO, SO_SNDTIMEO and SO_KEEPALIVE.
  */
+/*
+ * The server end from the listener, the client end from the connect job's
+ * thread; the listener is closed. Either end is -errno on failure.
+ */
+static void accept_and_join(int lfd, struct sd_connect_job *j, int *s, int *c)
+{
+	*s = sd_accept_ms(lfd, SD_STEP_MS);
+	pthread_join(j->thread, NULL);
+	*c = j->fd;
+	close(lfd);
+}
+
 TEST_F(sock, accepted_inherits_listener_settings)
 {
 	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_STREAM };
@@ -816,10 +828,7 @@ TEST_F(sock, accepted_inherits_listener_settings)
 	len = sizeof(lst);
 	ASSERT_EQ(0, getsockopt(lfd, SOL_SOCKET, SO_SNDTIMEO, &lst, &len));
 	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
-	self->s = sd_accept_ms(lfd, SD_STEP_MS);
-	pthread_join(j.thread, NULL);
-	self->c = j.fd;
-	close(lfd);
+	accept_and_join(lfd, &j, &self->s, &self->c);
 	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
 	ASSERT_LE(0, self->c) TH_LOG("connect: %s", strerror(-self->c));
 
@@ -955,10 +964,7 @@ TEST_F(sock, sigio_for_accept_data_and_end)
 	ASSERT_EQ(0, set_async(lfd));
 	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
 	EXPECT_TRUE(sigio_within(SD_STEP_MS)) TH_LOG("no SIGIO for a connection to accept");
-	self->s = sd_accept_ms(lfd, SD_STEP_MS);
-	pthread_join(j.thread, NULL);
-	self->c = j.fd;
-	close(lfd);
+	accept_and_join(lfd, &j, &self->s, &self->c);
 	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
 	ASSERT_LE(0, self->c) TH_LOG("connect: %s", strerror(-self->c));
 	while (sigio_within(0))

@@ -7,6 +7,7 @@
 #   make check           every test layer; ends with "N passed, N failed"
 #   make check-host      host unit tests (ASan/UBSan), fuzzers, coverage
 #   make check-module    compile tests: Debian 12 6.1 headers and both test kernels
+#   make check-docs      `make docs` and the UAPI reference's completeness
 #   make check-vm        KUnit + kselftests in the test VM (VM_KERNELS="7.2" for one)
 #   make check-demo      `make demo` into a build directory that does not exist yet
 #   make install         install the module for KDIR and the user space
@@ -15,6 +16,7 @@
 #   make dkms-source     copy what dkms builds to /usr/src/af_smbdirect-VERSION
 #   make userspace       build libsmbdirect, the preload and the smbdirect command
 #   make bench           benchmark against perftest (non-debug kernel; not a test)
+#   make docs            Documentation/ to build/docs/html (Sphinx; warnings are errors)
 #
 ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
@@ -53,7 +55,7 @@ MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace \
 	dkms-source clean deps demo check check-host check-module check-vm check-demo summary \
-	results-reset help bench
+	results-reset help bench docs check-docs
 
 all module modules:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) does not exist: install the" \
@@ -111,6 +113,8 @@ check: deps results-reset
 	t1=$$(date +%s); echo "== host layer: $$((t1 - t0)) s"; \
 	$(MAKE) --no-print-directory check-module NO_RESET=1 || rc=1; \
 	t2=$$(date +%s); echo "== module layer: $$((t2 - t1)) s"; \
+	$(MAKE) --no-print-directory check-docs NO_RESET=1 || rc=1; \
+	echo "== docs layer: $$(($$(date +%s) - t2)) s"; \
 	$(ROOT)/tests/vm/check-vms.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" demo || rc=1; \
 	$(ROOT)/tests/summary.sh $(RESULTS) || rc=1; \
 	echo "== make check: $$(($$(date +%s) - t0)) s"; \
@@ -128,6 +132,12 @@ check-host: $(if $(NO_RESET),,deps)
 check-module: $(if $(NO_RESET),,deps)
 	@$(sd_reset) rc=0; \
 	$(ROOT)/tests/check-module.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" || rc=1 $(sd_summary); \
+	exit $$rc
+
+# Documentation/ rendered (make docs) and the UAPI reference complete.
+check-docs: $(if $(NO_RESET),,deps)
+	@$(sd_reset) rc=0; \
+	$(ROOT)/tests/docs.sh $(ROOT) $(BUILD) || rc=1 $(sd_summary); \
 	exit $$rc
 
 check-vm: $(if $(NO_RESET),,deps)
@@ -150,6 +160,13 @@ check-demo: $(if $(NO_RESET),,deps)
 	fi $(sd_summary); \
 	exit $$rc
 
+# Debian's Sphinx (python3-sphinx, make deps): every warning is an error,
+# every page is read afresh (-E), so a warning is never hidden by a build
+# that reused an earlier run's environment.
+SPHINXBUILD ?= sphinx-build
+docs:
+	$(SPHINXBUILD) -W --keep-going -E -b html $(ROOT)/Documentation $(BUILD)/docs/html
+
 bench: deps
 	@$(ROOT)/tests/bench/run.sh $(ROOT) $(BUILD)
 
@@ -160,5 +177,5 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,19p' $(ROOT)/Makefile
+	@sed -n '3,21p' $(ROOT)/Makefile
 endif

@@ -96,7 +96,7 @@ check_version() {
 	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_LIB_VERSION_MAJOR.MINOR=$hdr"
 	bad+=$(cd "$root" && grep -H '^\.TH ' Documentation/man/man*/*.[0-9] |
 		grep -v "\"\(lib\)\?smbdirect $v\"" | sed 's/^\([^:]*\):.*/ \1/' | tr -d '\n')
-	bad+=$(cd "$root" && grep -o 'af_smbdirect[-/][0-9][0-9.]*[0-9]' README.md Documentation/*.md |
+	bad+=$(cd "$root" && grep -o 'af_smbdirect[-/][0-9][0-9.]*[0-9]' README.md Documentation/*.rst |
 		grep -v "[-/]$v\$" | sed 's/^/ /' | tr -d '\n')
 	[ -z "$bad" ] || { echo "   not $v:$bad"; return 1; }
 }

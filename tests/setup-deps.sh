@@ -18,6 +18,7 @@ bookworm=(
 	libibverbs-dev librdmacm-dev
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
 	nettle-dev
+	python3-sphinx python3-sphinx-rtd-theme
 	debian-archive-keyring ca-certificates
 )
 backports=(ksmbd-tools smbclient)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Enforces the restricted C++ subset of kernel/core (Documentation/core.md).
+# Enforces the restricted C++ subset of kernel/core (Documentation/core.rst).
 #
 #   check-subset.sh <core-source-dir> [object-or-archive ...]
 #

@@ -4,7 +4,7 @@
  * SMB-Direct protocol core. Only plain-old-data crosses it. Included by
  * kernel C (gnu11), kernel C++ and host C++; it includes nothing.
  *
- * Calling contract (see Documentation/core.md for the longer version):
+ * Calling contract (see Documentation/core.rst for the longer version):
  *
  * - The core is sans-I/O. It owns no memory, takes no lock and reads no
  *   clock. The glue embeds one struct sd_core_conn per connection,

@@ -50,7 +50,7 @@ spid=
 MiB=1048576
 # The large file: 8 MiB. The issue asks 64 MiB, which does not fit the
 # test's time budget in the TCG guest (SMB-Direct moves well under 1 MiB/s
-# there with cifs.ko's 1364-byte PDUs: see Documentation/samba.md); 8 MiB
+# there with cifs.ko's 1364-byte PDUs: see Documentation/samba.rst); 8 MiB
 # is still 4 or 8 WRITEs of cifs.ko's wsize and 52 READs of its rsize.
 # SD_SAMBA_BIG_MIB=64 for the full size.
 big_mib=${SD_SAMBA_BIG_MIB:-8}

@@ -41,7 +41,7 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 MiB=1048576
 # The large file: 8 MiB. The issue asks 64 MiB, which does not fit the
 # test's time budget in the TCG guest (SMB-Direct moves well under 1 MiB/s
-# there with ksmbd's 1364-byte PDUs: see Documentation/samba.md); 8 MiB
+# there with ksmbd's 1364-byte PDUs: see Documentation/samba.rst); 8 MiB
 # still takes two full 4 MiB READ responses. SD_SAMBA_BIG_MIB=64 for the
 # full size.
 big_mib=${SD_SAMBA_BIG_MIB:-8}

@@ -2,7 +2,7 @@
 /*
  * smbdirect-example-smb2-client: an SMB2 client on libsmbdirect that moves
  * READ/WRITE data with the SMB-Direct RDMA channel. See
- * Documentation/smb2-rdma-offload.md for the walkthrough.
+ * Documentation/smb2-rdma-offload.rst for the walkthrough.
  */
 #include <algorithm>
 #include <cerrno>

@@ -3,7 +3,7 @@
  * smbdirect-example-smb2-server: a minimal SMB2 server on libsmbdirect
  * that moves READ/WRITE data with the SMB-Direct RDMA channel, a reference
  * for ksmbd-style servers. One share from a directory, guest sessions, a
- * process per client. See Documentation/smb2-rdma-offload.md.
+ * process per client. See Documentation/smb2-rdma-offload.rst.
  */
 #include <cerrno>
 #include <csignal>

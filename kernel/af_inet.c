@@ -96,11 +96,12 @@ int sd_inet_init(void)
 			sd_inet6_registered = true;
 	}
 #endif
-	return 0;
+	return sd_diag_init(protocol);
 }
 
 void sd_inet_exit(void)
 {
+	sd_diag_exit();
 #if IS_ENABLED(CONFIG_IPV6)
 	if (sd_inet6_registered)
 		inet6_unregister_protosw(&sd_inet6sw);

@@ -65,6 +65,7 @@ static void sd_sk_destruct(struct sock *sk)
 	struct sd_sock *sd = sd_sk(sk);
 
 	WARN_ON_ONCE(sd->cm_id || sd->pd || !list_empty(&sd->regs));
+	sd_all_del(sd);
 	sd_queues_free(sd, true);
 }
 
@@ -95,6 +96,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	sd_tcp_opts_default(&sd->tcp_opts);
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
 	sock_set_flag(sk, SOCK_KEEPOPEN);
+	sd_all_add(sd);
 }
 
 /*

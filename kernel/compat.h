@@ -44,4 +44,19 @@
 #define SD_IPV6_PINFO_MUST_BE_LAST 1
 #endif
 
+/* 6.9 gave struct inet_diag_handler an owner (the table pins it). */
+#if SD_KERNEL_AT_LEAST(6, 9)
+#define SD_INET_DIAG_OWNER .owner = THIS_MODULE,
+#else
+#define SD_INET_DIAG_OWNER
+#endif
+
+/* 6.18: inet_diag_bc_sk() takes the dump data, not the bytecode. */
+#if SD_KERNEL_AT_LEAST(6, 18)
+#define sd_inet_diag_bc_sk(cb_data, sk) inet_diag_bc_sk(cb_data, sk)
+#else
+#define sd_inet_diag_bc_sk(cb_data, sk) \
+	inet_diag_bc_sk(((struct inet_diag_dump_data *)(cb_data))->inet_diag_nla_bc, sk)
+#endif
+
 #endif

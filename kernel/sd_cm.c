@@ -29,6 +29,7 @@ static void sd_cm_save_addrs(struct sd_sock *sd, struct rdma_cm_id *id)
 		memcpy(&sd->local, src, sd_addr_len(src));
 	if (sd_addr_len(dst))
 		memcpy(&sd->peer, dst, sd_addr_len(dst));
+	sd_inet_addrs_sync(sd);
 }
 
 /*
@@ -374,6 +375,7 @@ int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr)
 	if (err)
 		return err;
 	memcpy(&sd->peer, addr, sd_addr_len(addr));
+	sd_inet_addrs_sync(sd);
 	return rdma_resolve_addr(sd->cm_id,
 				 sd->bound ? (struct sockaddr *)&sd->local : NULL,
 				 addr, SD_ADDR_TIMEOUT_MS);

@@ -96,6 +96,7 @@ struct sd_sock {
 	struct sockaddr_storage peer;
 	bool bound;
 
+	struct list_head all_node;	/* sd_all (sd_diag.c), alloc to destruct */
 	struct rdma_cm_id *cm_id;
 	struct list_head dev_node;	/* sd_list, while cm_id exists */
 	struct list_head rm_node;	/* device removal batch */
@@ -298,6 +299,13 @@ int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 
 /* sd_rw.c */
 int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read);
+
+/* sd_diag.c */
+void sd_all_add(struct sd_sock *sd);
+void sd_all_del(struct sd_sock *sd);
+void sd_inet_addrs_sync(struct sd_sock *sd);
+int sd_diag_init(int protocol);
+void sd_diag_exit(void);
 
 /* sd_device.c */
 int sd_device_init(void);

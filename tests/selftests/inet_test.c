@@ -5,9 +5,13 @@
  * options at SOL_SMBDIRECT and at level 289, ioctls, RDMA and upstream's
  * remote-invalidation cmsg) and looks like an inet stream socket of that
  * protocol (SO_DOMAIN, SO_PROTOCOL, getsockname/getpeername); IPv4-mapped
- * addresses and IPV6_V6ONLY behave as for TCP.
+ * addresses and IPV6_V6ONLY behave as for TCP; sock_diag lists such
+ * sockets as ss(8) asks for MPTCP's.
  */
 #include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 
 #include "kselftest_harness.h"
@@ -219,6 +223,200 @@ TEST_F(inet, pair_moves_data_and_names_its_ends)
 	ASSERT_EQ(0, sd_stream_send(self->s, out, 5000));
 	ASSERT_EQ(5000, sd_stream_recv(self->c, in, sizeof(in)));
 	EXPECT_EQ(-1, sd_check(in, 5000, 12));
+}
+
+/*
+ * sock_diag, as ss(8) asks for a protocol number above 255 (MPTCP's way):
+ * SOCK_DIAG_BY_FAMILY with INET_DIAG_REQ_PROTOCOL. A dump (bc: optional
+ * bytecode) or, with cookie, one socket. Up to max entries into out;
+ * returns their number or -errno.
+ */
+static int diag_query(int af, const void *bc, int bclen, const __u32 *cookie,
+		      struct inet_diag_msg *out, int max)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+		char attrs[128];
+	} req = { 0 };
+	static char buf[65536];
+	struct nlattr *nla;
+	int fd, n = 0, done = 0, len;
+
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | (cookie ? 0 : NLM_F_DUMP);
+	req.r.sdiag_family = af;
+	req.r.sdiag_protocol = IPPROTO_TCP; /* a byte: the attribute says 257 */
+	req.r.idiag_states = ~0u;
+	if (cookie)
+		memcpy(req.r.id.idiag_cookie, cookie, sizeof(req.r.id.idiag_cookie));
+	len = NLMSG_LENGTH(sizeof(req.r));
+	nla = (struct nlattr *)((char *)&req + NLMSG_ALIGN(len));
+	nla->nla_type = INET_DIAG_REQ_PROTOCOL;
+	nla->nla_len = NLA_HDRLEN + sizeof(__u32);
+	*(__u32 *)((char *)nla + NLA_HDRLEN) = IPPROTO_SMBDIRECT;
+	len = NLMSG_ALIGN(len) + NLA_ALIGN(nla->nla_len);
+	if (bc) {
+		nla = (struct nlattr *)((char *)&req + len);
+		nla->nla_type = INET_DIAG_REQ_BYTECODE;
+		nla->nla_len = NLA_HDRLEN + bclen;
+		memcpy((char *)nla + NLA_HDRLEN, bc, bclen);
+		len += NLA_ALIGN(nla->nla_len);
+	}
+	req.nlh.nlmsg_len = len;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, len, 0) != len) {
+		n = -errno;
+		goto out;
+	}
+	while (!done) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		int got = recv(fd, buf, sizeof(buf), 0);
+
+		if (got <= 0) {
+			n = got ? -errno : -EPIPE;
+			goto out;
+		}
+		for (; NLMSG_OK(h, got); h = NLMSG_NEXT(h, got)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				n = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+				goto out;
+			}
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+				continue;
+			if (n < max)
+				out[n] = *(struct inet_diag_msg *)NLMSG_DATA(h);
+			n++;
+			if (cookie)
+				done = 1;
+		}
+	}
+out:
+	close(fd);
+	return n;
+}
+
+static ino_t inode_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? 0 : st.st_ino;
+}
+
+/* The entry for the socket with this inode, or NULL; *count: how many. */
+static const struct inet_diag_msg *diag_find(const struct inet_diag_msg *m, int n,
+					     ino_t ino, int *count)
+{
+	const struct inet_diag_msg *found = NULL;
+	int i;
+
+	*count = 0;
+	for (i = 0; i < n; i++) {
+		if (m[i].idiag_inode != ino)
+			continue;
+		found = &m[i];
+		++*count;
+	}
+	return found;
+}
+
+/* The entry names the address and port of ss, in the socket's family. */
+static int diag_addr_is(const __be32 *a, __be16 port, const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		return port == sin->sin_port && a[0] == sin->sin_addr.s_addr;
+	}
+	return port == ((const struct sockaddr_in6 *)ss)->sin6_port &&
+	       !memcmp(a, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+}
+
+#define DIAG_MAX 256
+
+TEST_F(inet, sock_diag_lists_them_as_ss_asks)
+{
+	static struct inet_diag_msg m[DIAG_MAX];
+	const struct inet_diag_msg *e;
+	struct sockaddr_storage cl, cp;
+	socklen_t cll = sizeof(cl), cpl = sizeof(cp);
+	struct {
+		struct inet_diag_bc_op op, port;
+	} bc;
+	struct pollfd pfd;
+	char out[3000];
+	int n, count, ret, lport;
+	__u32 cookie[2];
+
+	ret = inet_pair(&variant->t, &self->c, &self->s, &self->l);
+	ASSERT_EQ(0, ret) TH_LOG("pair over %s %s: %s", variant->t.kind, variant->t.addr,
+				 strerror(-ret));
+	ASSERT_EQ(0, getsockname(self->c, (struct sockaddr *)&cl, &cll));
+	ASSERT_EQ(0, getpeername(self->c, (struct sockaddr *)&cp, &cpl));
+	lport = sd_port_of(&cp);
+	/* 3000 bytes wait unread at the server: its receive queue. */
+	sd_fill(out, sizeof(out), 21);
+	ASSERT_EQ(0, sd_stream_send(self->c, out, sizeof(out)));
+	pfd = (struct pollfd){ .fd = self->s, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, SD_STEP_MS));
+
+	n = diag_query(variant->t.af, NULL, 0, NULL, m, DIAG_MAX);
+	ASSERT_LE(3, n) TH_LOG("dump: %s", n < 0 ? strerror(-n) : "fewer than 3 sockets");
+	ASSERT_GE(DIAG_MAX, n);
+
+	e = diag_find(m, n, inode_of(self->l), &count);
+	ASSERT_EQ(1, count) TH_LOG("the listener is listed %d times", count);
+	EXPECT_EQ(variant->t.af, e->idiag_family);
+	EXPECT_EQ(10 /* TCP_LISTEN */, e->idiag_state);
+	EXPECT_EQ(htons(lport), e->id.idiag_sport);
+	EXPECT_EQ(getuid(), e->idiag_uid);
+
+	e = diag_find(m, n, inode_of(self->c), &count);
+	ASSERT_EQ(1, count) TH_LOG("the client is listed %d times", count);
+	EXPECT_EQ(1 /* TCP_ESTABLISHED */, e->idiag_state);
+	EXPECT_TRUE(diag_addr_is(e->id.idiag_src, e->id.idiag_sport, &cl))
+		TH_LOG("client source port %u", ntohs(e->id.idiag_sport));
+	EXPECT_TRUE(diag_addr_is(e->id.idiag_dst, e->id.idiag_dport, &cp))
+		TH_LOG("client destination port %u", ntohs(e->id.idiag_dport));
+	memcpy(cookie, e->id.idiag_cookie, sizeof(cookie));
+
+	e = diag_find(m, n, inode_of(self->s), &count);
+	ASSERT_EQ(1, count) TH_LOG("the accepted socket is listed %d times", count);
+	EXPECT_EQ(1 /* TCP_ESTABLISHED */, e->idiag_state);
+	EXPECT_TRUE(diag_addr_is(e->id.idiag_src, e->id.idiag_sport, &cp));
+	EXPECT_TRUE(diag_addr_is(e->id.idiag_dst, e->id.idiag_dport, &cl));
+	EXPECT_EQ(sizeof(out), e->idiag_rqueue);
+
+	/* One socket by its cookie, as ss -K and monitors ask. */
+	n = diag_query(variant->t.af, NULL, 0, cookie, m, DIAG_MAX);
+	ASSERT_EQ(1, n) TH_LOG("by cookie: %s", n < 0 ? strerror(-n) : "not one socket");
+	EXPECT_EQ(inode_of(self->c), m[0].idiag_inode);
+
+	/* ss's "sport = :lport": the listener and the accepted end only. */
+	bc.op = (struct inet_diag_bc_op){ INET_DIAG_BC_S_EQ, sizeof(bc), sizeof(bc) + 4 };
+	bc.port = (struct inet_diag_bc_op){ 0, 0, lport };
+	n = diag_query(variant->t.af, &bc, sizeof(bc), NULL, m, DIAG_MAX);
+	ASSERT_LE(2, n) TH_LOG("filtered dump: %s", n < 0 ? strerror(-n) : "fewer than 2");
+	diag_find(m, n, inode_of(self->l), &count);
+	EXPECT_EQ(1, count);
+	diag_find(m, n, inode_of(self->s), &count);
+	EXPECT_EQ(1, count);
+	diag_find(m, n, inode_of(self->c), &count);
+	EXPECT_EQ(0, count) TH_LOG("the client passed a filter on the server's port");
+
+	/* The other family's dump does not list them. */
+	n = diag_query(variant->t.af == AF_INET ? AF_INET6 : AF_INET, NULL, 0, NULL,
+		       m, DIAG_MAX);
+	ASSERT_LE(0, n);
+	diag_find(m, n, inode_of(self->c), &count);
+	EXPECT_EQ(0, count);
 }
 
 /* An AF_SMBDIRECT client and an IPPROTO_SMBDIRECT server: one protocol. */

@@ -9,6 +9,8 @@
 #   make check-module    compile tests: Debian 12 6.1 headers and both test kernels
 #   make check-docs      `make docs` and the UAPI reference's completeness
 #   make check-vm        KUnit + kselftests in the test VM (VM_KERNELS="7.2" for one)
+#   make kunit           the KUnit suites' KTAP on stdout: VM_KERNELS in the VM, or
+#                        the KUnit module for KDIR (loaded if KDIR is the running kernel)
 #   make check-demo      `make demo` into a build directory that does not exist yet
 #   make install         install the module for KDIR and the user space
 #                        (library, headers, pkg-config/CMake files, preload,
@@ -55,7 +57,7 @@ MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace \
 	dkms-source clean deps demo check check-host check-module check-vm check-demo summary \
-	results-reset help bench docs check-docs
+	results-reset help bench kunit docs check-docs
 
 all module modules:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) does not exist: install the" \
@@ -167,6 +169,15 @@ SPHINXBUILD ?= sphinx-build
 docs:
 	$(SPHINXBUILD) -W --keep-going -E -b html $(ROOT)/Documentation $(BUILD)/docs/html
 
+# The KUnit suites alone, their KTAP on stdout and nothing else there (make
+# -s, or --no-print-directory with -C): VM_KERNELS each in one VM boot, or,
+# with KDIR= given, the KUnit build for that tree (a CI lab loads it on its
+# own kernel with tests/kunit/ktap.sh; here when KDIR is the running one).
+kunit:
+	@$(ROOT)/tests/setup-deps.sh >&2
+	@$(ROOT)/tests/kunit/run.sh $(ROOT) $(BUILD) "$(VM_KERNELS)" \
+		$(if $(filter command line environment,$(origin KDIR)),$(KDIR))
+
 bench: deps
 	@$(ROOT)/tests/bench/run.sh $(ROOT) $(BUILD)
 
@@ -177,5 +188,5 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@sed -n '3,21p' $(ROOT)/Makefile
+	@awk 'NR >= 3 && !/^#/ { exit } NR >= 3' $(ROOT)/Makefile
 endif

@@ -11,7 +11,13 @@
 #    /usr/src/af_smbdirect-VERSION holds it, then `dkms add` and `dkms
 #    build` in a private tree under BUILD/dkms (the system's /var/lib/dkms,
 #    /usr/src and /lib/modules are left alone, and checked to be);
-#  - the KUnit build (SMBDIRECT_KUNIT=1) of each test kernel by `make module`.
+#  - the KUnit build (SMBDIRECT_KUNIT=1) of each test kernel by `make module`;
+#  - portability, by `make module`: arm64, cross-compiled against 6.12
+#    (tests/cross/prepare.sh: tinyconfig plus tests/cross/arm64.config,
+#    pointer authentication and the shadow call stack), where the C++
+#    core's objects must also carry what the C objects carry; and the
+#    newest kernel Debian has, from experimental (x86_64), when it is newer
+#    than the test kernels (else one line says so and nothing is recorded).
 # Also checkpatch.pl --strict, and that every place stating the version
 # agrees with MODULE_VERSION in kernel/main.c.
 set -uo pipefail
@@ -46,6 +52,42 @@ check_build() { # log ko exports
 	fi
 }
 
+# arm64: the C++ core's objects are built as the C glue's are. Every object
+# has the same AArch64 feature properties (.note.gnu.property: PAC from
+# -mbranch-protection, BTI where the kernel has it), each function that
+# saves its return address also pushes it to the shadow call stack (x18)
+# when the kernel has CONFIG_SHADOW_CALL_STACK, and no instruction uses an
+# FP/SIMD register (-mgeneral-regs-only: the kernel does not preserve them).
+check_arm64_objects() { # mdir kdir
+	local mdir=$1 kdir=$2 o want bad="" fn
+	props() { readelf -n "$1" 2>/dev/null | sed -n 's/^ *Properties: AArch64 feature: //p'; }
+	want=$(props "$mdir/kernel/main.o")
+	grep -q '^CONFIG_ARM64_PTR_AUTH_KERNEL=y' "$kdir/.config" && [[ $want != *PAC* ]] &&
+		bad+=" kernel/main.o has no PAC property ('$want');"
+	grep -q '^CONFIG_ARM64_BTI_KERNEL=y' "$kdir/.config" && [[ $want != *BTI* ]] &&
+		bad+=" kernel/main.o has no BTI property ('$want');"
+	for o in "$mdir"/kernel/*.o "$mdir"/kernel/core/*.o; do
+		[ "$(props "$o")" = "$want" ] || bad+=" ${o#"$mdir"/}: '$(props "$o")', not '$want';"
+	done
+	if grep -q '^CONFIG_SHADOW_CALL_STACK=y' "$kdir/.config"; then
+		fn=$(aarch64-linux-gnu-objdump -d "$mdir"/kernel/core/*.o | awk '
+			/^[0-9a-f]+ <.*>:$/ { if (lr && !scs) print name; name = $2; lr = scs = 0 }
+			/\tstp\tx29, x30, / { lr = 1 }
+			/\tstr\tx30, \[x18\], #8/ { scs = 1 }
+			END { if (lr && !scs) print name }' | head -n 5 | tr '\n' ' ')
+		[ -z "$fn" ] || bad+=" C++ functions without a shadow-call-stack push: $fn;"
+	fi
+	fn=$(aarch64-linux-gnu-objdump -d "$mdir"/kernel/core/*.o | awk -F'\t' '
+		/^[0-9a-f]+ <.*>:$/ { name = $0; sub(/^[0-9a-f]+ /, "", name) }
+		NF >= 4 { ops = $4; sub(/\/\/.*/, "", ops); gsub(/[0-9a-f]+ <[^>]*>/, "", ops)
+			if (ops ~ /(^|[^[:alnum:]_])[bhsdqv][0-9][0-9]?([^[:alnum:]_]|$)/) print name }' |
+		sort -u | head -n 5 | tr '\n' ' ')
+	[ -z "$fn" ] || bad+=" C++ code using FP/SIMD registers: $fn;"
+	[ -z "$bad" ] && return 0
+	echo "   arm64 objects:$bad"
+	return 1
+}
+
 compile() { # name kdir extra-make-args...
 	local name=$1 kdir=$2; shift 2
 	local log=$build/logs/module-$name.log mdir
@@ -54,7 +96,8 @@ compile() { # name kdir extra-make-args...
 		tail -n 30 "$log"; result fail "$name"; return
 	fi
 	mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$log" | tail -n1)
-	if check_build "$log" "$mdir/af_smbdirect.ko" "$(awk '{ print $2 }' "$mdir/Module.symvers")"; then
+	if check_build "$log" "$mdir/af_smbdirect.ko" "$(awk '{ print $2 }' "$mdir/Module.symvers")" &&
+	   { [[ " $* " != *" ARCH=arm64 "* ]] || check_arm64_objects "$mdir" "$kdir"; }; then
 		result pass "$name"
 	else
 		result fail "$name"
@@ -207,4 +250,32 @@ for s in $series; do
 	dkms_build "test-kernel-$s" "$kdir"
 	compile "test-kernel-$s-kunit" "$kdir" SMBDIRECT_KUNIT=1
 done
+
+# ---- other architectures, the newest kernel -----------------------------
+#
+# The product build (`make module`, W=1) against trees tests/cross/prepare.sh
+# builds and caches (a few minutes each, once).
+cross() { # name arch series
+	local kdir args
+	echo "== $1: preparing the $2 $3 tree"
+	kdir=$("$root/tests/cross/prepare.sh" "$2" "$3") || { result fail "$1"; return; }
+	read -r -a args <<<"$("$root/tests/cross/prepare.sh" --make-args "$2")"
+	compile "$1" "$kdir" "${args[@]}"
+}
+cross cross-arm64-6.12 arm64 6.12
+
+# The newest kernel is experimental's when it carries one newer than the
+# test kernels; when it carries none (fetch-experimental.sh exits 3), one
+# line says so and nothing is recorded.
+exp_log=$build/logs/module-experimental.log
+xs=$("$root/tests/cross/fetch-experimental.sh" --newest 2>"$exp_log")
+case $? in
+0)	if [ "$(printf '%s\n' "$xs" "$newest" | sort -V | tail -n1)" = "$newest" ]; then
+		echo "== newest kernel: experimental's linux-source-$xs is no newer than the test kernels: not compiled"
+	else
+		cross "experimental-$xs" x86_64 "$xs"
+	fi ;;
+3)	echo "== newest kernel: $(tail -n1 "$exp_log"): not compiled" ;;
+*)	tail -n 5 "$exp_log"; result fail experimental-newest ;;
+esac
 exit $rc

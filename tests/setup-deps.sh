@@ -13,6 +13,7 @@ bookworm=(
 	kmod xz-utils libelf-dev libssl-dev dwarves dkms ccache
 	linux-headers-amd64
 	googletest libgtest-dev clang llvm libclang-rt-dev
+	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev

@@ -106,18 +106,34 @@ tap_cases() { # file prefix
 			print (bad ? "fail" : (skip ? "skip" : "pass")), p line, indent
 		}' "$1"
 }
+declare -A kunit_n=([pass]=0 [fail]=0 [skip]=0)
 for f in "$out"/kunit/*.tap; do
 	[ -f "$f" ] || continue
 	suite=$(basename "$f" .tap)
 	# Only case lines (indented); the suite line repeats their verdict.
 	while read -r v name indent; do
 		[ "$indent" -gt 1 ] || continue
+		kunit_n[$v]=$((kunit_n[$v] + 1))
 		[ "$v" = skip ] && { echo "skip $layer/$name"; continue; }
 		rec "$v" "$name"
 	done < <(tap_cases "$f" "kunit/$suite.")
 	grep -q '^ *\(not \)\?ok ' "$f" || rec fail "kunit/$suite (no results)"
 done
 [ "$part" != kernel ] || ls "$out"/kunit/*.tap >/dev/null 2>&1 || rec fail "kunit (no suites ran)"
+
+# The KTAP stream `make kunit` prints, which the guest made from the same
+# files (tests/kunit/ktap.sh), read by the kernel's own kunit.py parse as
+# a CI lab reads it: its counts must be the case lines just recorded.
+if [ "$part" = kernel ]; then
+	if why=$("$root/tests/kunit/parse-check.sh" "$src" "$out/kunit.ktap" \
+			"${kunit_n[pass]}" "${kunit_n[fail]}" "${kunit_n[skip]}"); then
+		echo "$why"
+		rec pass kunit-parse
+	else
+		echo "$why"
+		rec fail "kunit-parse ($(head -n1 <<<"$why"))"
+	fi
+fi
 
 tap_dir() { # dir kind
 	local f name cnt rc

@@ -4,8 +4,8 @@
 # Runs inside the test VM (see guest-init.sh): loads the test build of
 # af_smbdirect.ko, collects the KUnit results, runs the kselftests, unloads,
 # and leaves everything the host judges in $SD_OUT:
-#   kunit/<suite>.tap, selftests/<name>.tap, dmesg.txt, kmemleak.txt,
-#   canary-dmesg.txt
+#   kunit/<suite>.tap, kunit.ktap, selftests/<name>.tap, dmesg.txt,
+#   kmemleak.txt, canary-dmesg.txt
 # Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD
 # PART: kernel (KUnit, kselftests, cifs.sh and ksmbd.sh), user (the
 # user-space suites) or smb (the other interop scripts); see check-vm.sh.
@@ -16,6 +16,10 @@ export SD_US=${3:-}
 out=$SD_OUT
 mkdir -p "$out/kunit" "$out/selftests"
 
+# The KUnit results are collected by the code `make kunit` prints them
+# with (tests/kunit/ktap.sh): kunit/<suite>.tap and the stream kunit.ktap.
+. "$SD_REPO/tests/kunit/ktap.sh"
+sd_kunit_mark
 echo "guest: insmod $SD_MODULE_DIR/af_smbdirect.ko"
 if ! insmod "$SD_MODULE_DIR/af_smbdirect.ko"; then
 	echo "guest: insmod failed"
@@ -26,11 +30,7 @@ fi
 
 # KUnit suites of a module run when it loads; the results stay in debugfs
 # until it is removed.
-for r in /sys/kernel/debug/kunit/*/results; do
-	[ -f "$r" ] && [ "$part" = kernel ] || continue
-	suite=$(basename "$(dirname "$r")")
-	cp "$r" "$out/kunit/$suite.tap"
-done
+[ "$part" = kernel ] && sd_kunit_collect "$out"
 
 for t in "$selftests"/*; do
 	[ -x "$t" ] && [ -f "$t" ] && [ "$part" = kernel ] || continue

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# prepare.sh ARCH SERIES   (arm64 6.12 | x86_64 7.3 | ...)
+#
+# Prepares a kernel tree that af_smbdirect.ko can be compile-tested against
+# for ARCH (cross-compiled with Debian's aarch64-linux-gnu- toolchain for
+# arm64) and prints its path, usable as KDIR with ARCH= and CROSS_COMPILE=
+# (`prepare.sh --make-args ARCH` prints those). The source is Debian's
+# linux-source-SERIES (tests/vm/fetch-kernel.sh: bookworm-backports or sid;
+# else experimental, tests/cross/fetch-experimental.sh).
+#
+# The configuration is tinyconfig plus tests/cross/ARCH.config, and the
+# kernel is built, not only `make modules_prepare`d: modpost needs the
+# kernel's Module.symvers to check every symbol the module imports (that it
+# exists on this architecture and kernel, GPL-only use, namespaces), and a
+# tinyconfig vmlinux takes a few minutes where a defconfig one takes hours.
+# Without it, KBUILD_MODPOST_WARN=1 would turn each of the module's ~130
+# imports into an "undefined!" warning and check nothing.
+#
+# Cached by source version, ARCH, fragment, compiler and these steps under
+# ~/.cache/smbdirect/kernels/; concurrent callers wait for one build.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../vm/apt-private.sh"
+
+make_args() { # arch
+	case $1 in
+	arm64) echo "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" ;;
+	x86_64) echo "ARCH=x86_64" ;;
+	*) echo "prepare: no fragment tests/cross/$1.config" >&2; return 2 ;;
+	esac
+}
+if [ "${1:-}" = --make-args ]; then
+	make_args "${2:?usage: prepare.sh --make-args ARCH}"
+	exit
+fi
+arch=${1:?usage: prepare.sh ARCH SERIES}
+series=${2:?usage: prepare.sh ARCH SERIES}
+read -r -a margs <<<"$(make_args "$arch")"
+frag=$here/$arch.config
+cross=
+[ "$arch" = arm64 ] && cross=aarch64-linux-gnu-
+command -v "${cross}gcc" >/dev/null ||
+	{ echo "prepare: no ${cross}gcc: run make deps" >&2; exit 1; }
+
+src=$("$here/../vm/fetch-kernel.sh" "$series" 2>/dev/null) ||
+	src=$("$here/fetch-experimental.sh" "$series") || exit
+key=$( { basename "$src"; echo "$arch"; cat "$frag"; "${cross}gcc" --version | head -n1;
+	 sed -n '/^# cache-key-begin/,/^# cache-key-end/p' "$0"; } |
+	sha256sum | cut -c1-16)
+out=$SD_CACHE/kernels/$(basename "$src")-$arch-compile-$key
+mkdir -p "$SD_CACHE/kernels"
+exec 9>"$out.lock"
+flock 9
+if [ -f "$out/.smbdirect-complete" ]; then
+	echo "$out"
+	exit 0
+fi
+
+# cache-key-begin (changes to these steps prepare every tree again)
+log=$SD_CACHE/kernels/$(basename "$out").log
+rm -rf "$out"
+mkdir -p "$out"
+echo "prepare: building $(basename "$out") (log: $log)" >&2
+kmake() { make -C "$src" O="$out" "${margs[@]}" "$@"; }
+{
+	kmake tinyconfig
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$frag"
+	kmake olddefconfig
+} >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
+
+bad=0
+while IFS= read -r line; do
+	[[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]] || continue
+	have=$(grep -E "^${BASH_REMATCH[1]}=" "$out/.config" | cut -d= -f2- || true)
+	if [ "$have" != "${BASH_REMATCH[2]}" ]; then
+		echo "prepare: ${BASH_REMATCH[1]}: asked for ${BASH_REMATCH[2]}," \
+			"olddefconfig gave ${have:-n}" >&2
+		bad=1
+	fi
+done <"$frag"
+[ $bad -eq 0 ] || { echo "prepare: FAILED: the configuration is not what $frag asks for" >&2; exit 1; }
+
+jobs=$(( $(nproc) + 1 ))
+kmake -j"$jobs" >>"$log" 2>&1 || { grep -E 'error|Error' "$log" | tail -n 30 >&2; exit 1; }
+[ -s "$out/Module.symvers" ] || { echo "prepare: no Module.symvers in $out" >&2; exit 1; }
+# cache-key-end
+touch "$out/.smbdirect-complete"
+echo "$out"

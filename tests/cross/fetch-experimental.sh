@@ -29,9 +29,12 @@ opts=(-o "Dir::Etc::sourcelist=$exp/sources.list" -o Dir::Etc::sourceparts=-
 	-o "Dir::Cache::pkgcache=$exp/pkgcache.bin"
 	-o "Dir::Cache::srcpkgcache=$exp/srcpkgcache.bin"
 	-o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root)
-# Refreshed at most every 12 hours, one caller at a time.
-if [ -z "$(find "$exp/lists" -maxdepth 1 -name '*Packages*' -mmin -720 2>/dev/null | head -n1)" ]; then
+# Refreshed at most every 12 hours (by a stamp of our own: apt keeps the
+# archive's dates on the lists it did not need to download again), one
+# caller at a time.
+if [ -z "$(find "$exp/updated" -mmin -720 2>/dev/null)" ]; then
 	flock "$exp.lock" apt-get -q "${opts[@]}" update >&2
+	touch "$exp/updated"
 fi
 xcache() { flock "$exp.lock" apt-cache "${opts[@]}" "$@"; }
 

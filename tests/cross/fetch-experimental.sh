@@ -55,24 +55,5 @@ if [ -z "$ver" ]; then
 	echo "fetch-experimental: $pkg is not in Debian experimental" >&2
 	exit 3
 fi
-dest=$SD_CACHE/src/$pkg-$ver
-mkdir -p "$SD_CACHE/src"
-exec 9>"$dest.lock"
-flock 9
-if [ -f "$dest/.smbdirect-complete" ]; then
-	echo "$dest"
-	exit 0
-fi
-work=$SD_CACHE/src/.work-$pkg-$ver
-rm -rf "$work" "$dest"
-mkdir -p "$work"
-echo "fetch-experimental: downloading $pkg $ver" >&2
-(cd "$work" && flock "$exp.lock" apt-get -q "${opts[@]}" download "$pkg=$ver" >&2)
-dpkg-deb -x "$work"/"$pkg"_*.deb "$work/deb"
-tarball=$(find "$work/deb/usr/src" -maxdepth 1 -name 'linux-source-*.tar.*' | head -n1)
-mkdir -p "$work/tree"
-tar -C "$work/tree" -xf "$tarball"
-mv "$work/tree/$(ls "$work/tree" | head -n1)" "$dest"
-rm -rf "$work"
-touch "$dest/.smbdirect-complete"
-echo "$dest"
+echo "fetch-experimental: $pkg $ver" >&2
+sd_linux_source "$pkg" "$ver" flock "$exp.lock" apt-get -q "${opts[@]}" download "$pkg=$ver"

@@ -79,3 +79,31 @@ apt_private_cache() {
 	[ ${#sd_apt_opts[@]} -gt 0 ] || sd_apt_setup
 	flock "$SD_APT.lock" apt-cache "${sd_apt_opts[@]}" "$@"
 }
+
+# sd_linux_source PKG VER DOWNLOAD...: the tree of Debian's linux-source
+# package PKG at VER, unpacked once into $SD_CACHE/src under a lock (a tree
+# counts once it is marked complete). DOWNLOAD... fetches the .deb into the
+# current directory. Prints the tree's path.
+sd_linux_source() {
+	local pkg=$1 ver=$2 dest work tarball
+	shift 2
+	dest=$SD_CACHE/src/$pkg-$ver
+	mkdir -p "$SD_CACHE/src"
+	exec 9>"$dest.lock"
+	flock 9
+	if [ ! -f "$dest/.smbdirect-complete" ]; then
+		work=$SD_CACHE/src/.work-$pkg-$ver
+		rm -rf "$work" "$dest"
+		mkdir -p "$work"
+		(cd "$work" && "$@" >&2) || return 1
+		dpkg-deb -x "$work"/"$pkg"_*.deb "$work/deb" || return 1
+		tarball=$(find "$work/deb/usr/src" -maxdepth 1 -name 'linux-source-*.tar.*' | head -n1)
+		mkdir -p "$work/tree"
+		tar -C "$work/tree" -xf "$tarball" || return 1
+		mv "$work/tree/$(ls "$work/tree" | head -n1)" "$dest" || return 1
+		rm -rf "$work"
+		touch "$dest/.smbdirect-complete"
+	fi
+	exec 9>&-
+	echo "$dest"
+}

@@ -20,24 +20,4 @@ if [ -z "$ver" ]; then
 	echo "fetch-kernel: $pkg is in neither bookworm-backports nor sid" >&2
 	exit 1
 fi
-dest=$SD_CACHE/src/$pkg-$ver
-mkdir -p "$SD_CACHE/src"
-exec 9>"$dest.lock"
-flock 9
-if [ -f "$dest/.smbdirect-complete" ]; then
-	echo "$dest"
-	exit 0
-fi
-
-work=$SD_CACHE/src/.work-$pkg-$ver
-rm -rf "$work" "$dest"
-mkdir -p "$work"
-(cd "$work" && apt_private download "$pkg=$ver" >&2)
-dpkg-deb -x "$work"/"$pkg"_*.deb "$work/deb"
-tarball=$(find "$work/deb/usr/src" -maxdepth 1 -name 'linux-source-*.tar.*' | head -n1)
-mkdir -p "$work/tree"
-tar -C "$work/tree" -xf "$tarball"
-mv "$work/tree/$(ls "$work/tree" | head -n1)" "$dest"
-rm -rf "$work"
-touch "$dest/.smbdirect-complete"
-echo "$dest"
+sd_linux_source "$pkg" "$ver" apt_private download "$pkg=$ver"

@@ -18,7 +18,8 @@
 #    core's objects must also carry what the C objects carry; and the
 #    newest kernel Debian has, from experimental (x86_64), when it is newer
 #    than the test kernels (else one line says so and nothing is recorded).
-# Also checkpatch.pl --strict, and that every place stating the version
+# Also checkpatch.pl --strict, the netlink spec against its UAPI header
+# (tests/genl-spec.sh), and that every place stating the version
 # agrees with MODULE_VERSION in kernel/main.c.
 set -uo pipefail
 root=$1 build=$2 series=$3
@@ -243,7 +244,16 @@ else
 fi
 
 newest=$(echo "$series" | tr ' ' '\n' | sort -V | tail -n1)
-checkpatch "$("$root/tests/vm/fetch-kernel.sh" "$newest")"
+newest_src=$("$root/tests/vm/fetch-kernel.sh" "$newest")
+checkpatch "$newest_src"
+
+# The netlink spec against the UAPI header, by the kernel's own generator.
+echo "== netlink spec (Documentation/netlink/specs/af_smbdirect.yaml)"
+if bash "$root/tests/genl-spec.sh" "$root" "$newest_src"; then
+	result pass genl-spec
+else
+	result fail genl-spec
+fi
 
 for s in $series; do
 	kdir=$("$root/tests/vm/build-kernel.sh" "$s") || { result fail "kernel-$s"; continue; }

@@ -19,7 +19,7 @@ bookworm=(
 	libibverbs-dev librdmacm-dev
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
 	nettle-dev
-	python3-sphinx python3-sphinx-rtd-theme
+	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema
 	debian-archive-keyring ca-certificates
 )
 backports=(ksmbd-tools smbclient)

@@ -57,18 +57,19 @@ fi
 # USERSPACE_KERNELS (default 7.2): under TCG they cost more guest time than
 # make check's budget has for running them twice. The others get the
 # KUnit suites, kselftests and the cifs.ko/ksmbd transport interop.
+# The exception, on every kernel in the kernel part: the suites in
+# every_kernel of tests/vm/guest/check.sh, which test the
+# module's own interfaces through the user space (the netlink family).
 us=
+if [ "$prepared" = 1 ]; then
+	us=$(realpath "$build")/userspace/build
+	[ -x "$us/tools/smbdirect" ] || { rec fail "userspace-build (not prepared)"; exit 1; }
+else
+	us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") ||
+		{ rec fail userspace-build; exit 1; }
+fi
 case " ${USERSPACE_KERNELS:-7.2} " in
-*" $series "*)
-	if [ "$part" = kernel ]; then
-		:
-	elif [ "$prepared" = 1 ]; then
-		us=$(realpath "$build")/userspace/build
-		[ -x "$us/tools/smbdirect" ] || { rec fail "userspace-build (not prepared)"; exit 1; }
-	else
-		us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") ||
-			{ rec fail userspace-build; exit 1; }
-	fi ;;
+*" $series "*) ;;
 *)
 	[ "$part" = kernel ] ||
 		echo "== $series: user-space and SMB-stack suites not run (USERSPACE_KERNELS=${USERSPACE_KERNELS:-7.2})"
@@ -161,6 +162,8 @@ tap_dir selftests selftest
 tap_dir userspace userspace
 if [ "$part" = user ]; then
 	ls "$out"/userspace/*.tap >/dev/null 2>&1 || rec fail "userspace (none ran)"
+elif [ "$part" = kernel ] && [ -f "$root/tests/userspace/genl.sh" ]; then
+	[ -f "$out/userspace/genl.tap" ] || rec fail "userspace/genl (did not run)"
 fi
 tap_dir interop interop
 

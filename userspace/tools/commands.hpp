@@ -13,5 +13,7 @@ int sd_cmd_family(int argc, char **argv); /* family.cpp */
 int sd_cmd_params(int argc, char **argv); /* params.cpp */
 int sd_cmd_perf(int argc, char **argv);	  /* perf.cpp */
 int sd_cmd_run(int argc, char **argv);	  /* run.cpp (libsmbdirect-preload.so) */
+int sd_cmd_ss(int argc, char **argv);	  /* ss.cpp (generic netlink) */
+int sd_cmd_stats(int argc, char **argv);  /* stats.cpp (generic netlink) */
 
 #endif

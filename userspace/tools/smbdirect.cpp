@@ -35,6 +35,8 @@ const Command commands[] = {
 	{ "perf", sd_cmd_perf, "throughput and latency of messages and RDMA read/write" },
 	{ "dev", sd_cmd_dev, "RDMA devices, their interfaces, and SMB3 multichannel capability" },
 	{ "params", sd_cmd_params, "module defaults; a test connection's negotiated parameters" },
+	{ "ss", sd_cmd_ss, "the SMB-Direct sockets, as ss(8): addresses, queues, device, counters" },
+	{ "stats", sd_cmd_stats, "module-wide and per-device counters; --reset zeroes them" },
 #ifdef SMBDIRECT_TOOL_HAVE_RUN
 	{ "run", sd_cmd_run, "run an unmodified TCP program over SMB-Direct" },
 #else

@@ -65,7 +65,8 @@ static void sd_sk_destruct(struct sock *sk)
 	struct sd_sock *sd = sd_sk(sk);
 
 	WARN_ON_ONCE(sd->cm_id || sd->pd || !list_empty(&sd->regs));
-	sd_all_del(sd);
+	/* Off sd_all, its counters added to the totals. */
+	sd_stats_sock_free(sd);
 	sd_queues_free(sd, true);
 }
 
@@ -836,14 +837,6 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 	return err;
 }
 
-static const u32 sd_uapi_state[] = {
-	[SD_UNCONNECTED] = SMBDIRECT_STATE_UNCONNECTED,
-	[SD_LISTENING] = SMBDIRECT_STATE_LISTENING,
-	[SD_CONNECTING] = SMBDIRECT_STATE_CONNECTING,
-	[SD_CONNECTED] = SMBDIRECT_STATE_CONNECTED,
-	[SD_CLOSED] = SMBDIRECT_STATE_CLOSED,
-};
-
 /* SMBDIRECT_OPT_INFO: a snapshot under sd->lock, copied out after. */
 static int sd_get_info(struct sd_sock *sd, char __user *optval, int __user *optlen, int len)
 {
@@ -852,7 +845,7 @@ static int sd_get_info(struct sd_sock *sd, char __user *optval, int __user *optl
 	struct sd_rx_buf *rx;
 
 	spin_lock_bh(&sd->lock);
-	info.state = sd_uapi_state[sd->state];
+	info.state = sd_uapi_state(sd->state);
 	if (sd->core_ready) {
 		sd_core_get_stats(&sd->core, &st);
 		info.send_credits = st.send_credits;

@@ -8,6 +8,7 @@
 
 #include <linux/version.h>
 #include <linux/net.h>
+#include <linux/slab.h>
 
 /* Spelled without LINUX_VERSION_CODE, which checkpatch flags anywhere. */
 #define SD_KERNEL_AT_LEAST(major, minor) \
@@ -57,6 +58,16 @@
 #else
 #define sd_inet_diag_bc_sk(cb_data, sk) \
 	inet_diag_bc_sk(((struct inet_diag_dump_data *)(cb_data))->inet_diag_nla_bc, sk)
+#endif
+
+/*
+ * kzalloc_obj() (7.0), which checkpatch asks for instead of
+ * kzalloc(sizeof(...)); a macro, so its presence tells.
+ */
+#ifdef kzalloc_obj
+#define sd_kzalloc_obj(p) kzalloc_obj(*(p))
+#else
+#define sd_kzalloc_obj(p) kzalloc(sizeof(*(p)), GFP_KERNEL)
 #endif
 
 #endif

@@ -27,10 +27,13 @@ static int __init af_smbdirect_init(void)
 	err = sd_device_init();
 	if (err)
 		goto out_proto;
+	err = sd_genl_init();
+	if (err)
+		goto out_device;
 	/* Last: from here on, sockets can be created. */
 	err = af_smbdirect_family_init();
 	if (err)
-		goto out_device;
+		goto out_genl;
 	err = sd_inet_init();
 	if (err)
 		goto out_family;
@@ -41,6 +44,8 @@ static int __init af_smbdirect_init(void)
 
 out_family:
 	af_smbdirect_family_exit();
+out_genl:
+	sd_genl_exit();
 out_device:
 	sd_device_exit();
 out_proto:
@@ -55,6 +60,7 @@ static void __exit af_smbdirect_exit(void)
 	af_smbdirect_test_hooks_exit();
 	sd_inet_exit();
 	af_smbdirect_family_exit();
+	sd_genl_exit();
 	sd_device_exit();
 	sd_proto_exit();
 	sd_conn_exit();

@@ -220,6 +220,11 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	child->opts = lsd->opts;
 	child->tcp_opts = lsd->tcp_opts;
 	sd_inherit_sock(&child->sk, &lsd->sk);
+	/*
+	 * Owned by the listener's owner until accept() grafts it (as TCP's
+	 * clones are): its user sees it in a dump, and diagnostics show it.
+	 */
+	WRITE_ONCE(child->sk.sk_uid, READ_ONCE(lsd->sk.sk_uid));
 	child->cm_id = id;
 	id->context = child;
 	sd_list_add(child);
@@ -362,6 +367,9 @@ int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr)
 		return err;
 	sd_cm_save_addrs(sd, sd->cm_id);
 	sd->bound = true;
+	/* A specific address is on one device (a wildcard on none yet). */
+	if (sd->cm_id->device)
+		sd_stats_dev_bind(sd, sd->cm_id->device, sd->cm_id->port_num);
 	return 0;
 }
 

@@ -60,6 +60,8 @@ void sd_fail(struct sd_sock *sd, int err)
 		return;
 	sd->failed = true;
 	trace_af_smbdirect_fail(&sd->sk, err);
+	if (sd_stat_of_errno(err) != SD_STAT_NR)
+		sd_stat_add(sd, sd_stat_of_errno(err), 1);
 	if (sd->core_ready)
 		(void)sd_core_disconnect(&sd->core, SD_CORE_REASON_LOCAL, &act);
 	if (sd->state != SD_LISTENING)
@@ -138,6 +140,7 @@ static void sd_established(struct sd_sock *sd)
 				      sd->params.receive_credit_target,
 				      sd->opts.keepalive_interval);
 	sd_set_state(sd, SD_CONNECTED);
+	sd_stat_add(sd, SD_STAT_CONNECTIONS, 1);
 	sd_core_stream_parser_init(&sd->tx_parser,
 				   sd->params.max_fragmented_send_size);
 	/*

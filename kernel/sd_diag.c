@@ -20,19 +20,74 @@
 
 static DEFINE_SPINLOCK(sd_all_lock);
 static LIST_HEAD(sd_all);
+/* The all_seq of the newest socket: the list is in all_seq order. */
+static unsigned long sd_all_last_seq;
 
 void sd_all_add(struct sd_sock *sd)
 {
 	spin_lock_bh(&sd_all_lock);
+	sd->all_seq = ++sd_all_last_seq;
 	list_add_tail(&sd->all_node, &sd_all);
 	spin_unlock_bh(&sd_all_lock);
 }
 
-/* From sk_destruct: the last reference is gone, maybe in softirq context. */
+/*
+ * From sk_destruct (through sd_stats_sock_free(), under sd_stats_lock):
+ * the last reference is gone, maybe in softirq context.
+ */
 void sd_all_del(struct sd_sock *sd)
 {
 	spin_lock_bh(&sd_all_lock);
 	list_del_init(&sd->all_node);
+	spin_unlock_bh(&sd_all_lock);
+}
+
+/*
+ * Up to max sockets after the one whose all_seq is after (0: from the
+ * start) for which match(sd, arg) holds (called under sd_all_lock, so it
+ * may only read what does not need a socket lock), each held: the caller
+ * fills them outside the lock, sock_put()s them, and resumes after the
+ * all_seq of the last one it is done with. A cursor by all_seq, not by
+ * position, neither repeats nor skips a socket when others go meanwhile.
+ * Sockets already being destroyed are left out.
+ */
+unsigned int sd_all_collect(unsigned long after,
+			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
+			    struct sock **batch, unsigned int max)
+{
+	unsigned int n = 0;
+	struct sd_sock *sd;
+
+	if (!max)
+		return 0;
+	spin_lock_bh(&sd_all_lock);
+	list_for_each_entry(sd, &sd_all, all_node) {
+		if (sd->all_seq <= after || (match && !match(sd, arg)))
+			continue;
+		if (!refcount_inc_not_zero(&sd->sk.sk_refcnt))
+			continue;
+		batch[n++] = &sd->sk;
+		if (n == max)
+			break;
+	}
+	spin_unlock_bh(&sd_all_lock);
+	return n;
+}
+
+/*
+ * fn(sd, arg) for every socket on the list, those being destroyed
+ * included, under sd_all_lock (BHs off): fn may take sd->lock, nothing
+ * that sleeps. For the counters' totals (sd_genl.c), which hold
+ * sd_stats_lock around it, so no socket leaves the list meanwhile
+ * without its counters being folded.
+ */
+void sd_all_walk(void (*fn)(struct sd_sock *sd, void *arg), void *arg)
+{
+	struct sd_sock *sd;
+
+	spin_lock_bh(&sd_all_lock);
+	list_for_each_entry(sd, &sd_all, all_node)
+		fn(sd, arg);
 	spin_unlock_bh(&sd_all_lock);
 }
 
@@ -106,41 +161,36 @@ static int sd_diag_fill(struct sock *sk, struct sk_buff *skb,
 
 #define SD_DIAG_BATCH 16
 
+struct sd_diag_filter {
+	struct net *net;
+	const struct inet_diag_req_v2 *r;
+};
+
+static bool sd_diag_filter_match(struct sd_sock *sd, void *arg)
+{
+	const struct sd_diag_filter *f = arg;
+
+	return sd_diag_match(&sd->sk, f->net, f->r);
+}
+
 /*
- * cb->args[0]: matching sockets already handled. The list is walked in
- * batches, each socket held while it is filled outside the lock.
+ * cb->args[0]: the all_seq of the last socket handled. The list is walked
+ * in batches, each socket held while it is filled outside the lock.
  */
 static void sd_diag_dump(struct sk_buff *skb, struct netlink_callback *cb,
 			 const struct inet_diag_req_v2 *r)
 {
 	bool net_admin = netlink_net_capable(cb->skb, CAP_NET_ADMIN);
-	struct net *net = sock_net(skb->sk);
+	struct sd_diag_filter f = { .net = sock_net(skb->sk), .r = r };
 	struct sock *batch[SD_DIAG_BATCH];
 	unsigned int n, i;
-	struct sd_sock *sd;
 
 	do {
-		long num = 0;
-
-		n = 0;
-		spin_lock_bh(&sd_all_lock);
-		list_for_each_entry(sd, &sd_all, all_node) {
-			struct sock *sk = &sd->sk;
-
-			if (!sd_diag_match(sk, net, r) || num++ < cb->args[0])
-				continue;
-			if (!refcount_inc_not_zero(&sk->sk_refcnt)) {
-				num--;
-				continue;
-			}
-			batch[n++] = sk;
-			if (n == SD_DIAG_BATCH)
-				break;
-		}
-		spin_unlock_bh(&sd_all_lock);
-
+		n = sd_all_collect((unsigned long)cb->args[0], sd_diag_filter_match,
+				   &f, batch, SD_DIAG_BATCH);
 		for (i = 0; i < n; i++) {
 			struct sock *sk = batch[i];
+			unsigned long seq = sd_sk(sk)->all_seq;
 			int err = 0;
 
 			if (sd_inet_diag_bc_sk(cb->data, sk))
@@ -153,7 +203,7 @@ static void sd_diag_dump(struct sk_buff *skb, struct netlink_callback *cb,
 					sock_put(batch[i]);
 				return;
 			}
-			cb->args[0]++;
+			cb->args[0] = (long)seq;
 		}
 		cond_resched();
 	} while (n == SD_DIAG_BATCH);

@@ -331,11 +331,12 @@ static void sd_reg_destroy(struct sd_sock *sd, struct sd_reg *reg, bool invalida
 		atomic_long_sub(reg->charged, &reg->user->locked_vm);
 		free_uid(reg->user);
 	}
-	kvfree(reg->pages);
-	kvfree(reg);
 	spin_lock_bh(&sd->lock);
 	sd->nr_regs--;
+	sd->pinned_bytes -= (u64)reg->nr_pages << PAGE_SHIFT;
 	spin_unlock_bh(&sd->lock);
+	kvfree(reg->pages);
+	kvfree(reg);
 }
 
 /*
@@ -444,6 +445,7 @@ static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 		       unsigned int gup)
 {
 	struct ib_device *dev = sd->pd->device;
+	unsigned long before = reg->nr_pages;
 	int err, n;
 
 	m->reg = reg;
@@ -452,6 +454,10 @@ static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 		return -ENOMEM;
 	err = sd_pin_region(c, bytes, pages, gup, reg->pages, &reg->nr_pages,
 			    m->sgl, &m->nents);
+	/* Pinned, even on an error: sd_reg_destroy() unpins and uncounts. */
+	spin_lock_bh(&sd->lock);
+	sd->pinned_bytes += (u64)(reg->nr_pages - before) << PAGE_SHIFT;
+	spin_unlock_bh(&sd->lock);
 	if (err)
 		return err;
 	n = ib_dma_map_sg(dev, m->sgl, m->nents, sd_reg_dir(reg->flags));
@@ -652,6 +658,7 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	}
 	spin_lock_bh(&sd->lock);
 	list_add_tail(&reg->node, &sd->regs);
+	sd_stat_add(sd, SD_STAT_REGISTRATIONS, 1);
 	spin_unlock_bh(&sd->lock);
 	reg = NULL;
 	goto out_put;
@@ -729,6 +736,7 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 			if (!reg->mrs[i].valid || reg->mrs[i].mr->rkey != rkey)
 				continue;
 			reg->mrs[i].remote_inv = true;
+			sd_stat_add(sd, SD_STAT_REMOTE_INVALIDATIONS, 1);
 			trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, true);
 			if (!(reg->flags & SMBDIRECT_REG_REMOTE_INVALIDATE)) {
 				pr_warn_ratelimited("peer invalidated a token it was not allowed to\n");

@@ -163,11 +163,11 @@ static int sd_rw_size(struct sd_sock *sd, struct ib_device *dev)
 	return 0;
 }
 
-static u32 sd_transport_kind(struct rdma_cm_id *id)
+u32 sd_transport_kind(struct ib_device *dev, u32 port)
 {
-	if (rdma_protocol_iwarp(id->device, id->port_num))
+	if (rdma_protocol_iwarp(dev, port))
 		return SMBDIRECT_TRANSPORT_IWARP;
-	if (rdma_protocol_roce(id->device, id->port_num))
+	if (rdma_protocol_roce(dev, port))
 		return SMBDIRECT_TRANSPORT_ROCE;
 	return SMBDIRECT_TRANSPORT_IB;
 }
@@ -204,7 +204,8 @@ int sd_qp_create(struct sd_sock *sd)
 	err = sd_rw_size(sd, dev);
 	if (err)
 		goto out;
-	sd->transport = sd_transport_kind(id);
+	sd->transport = sd_transport_kind(dev, id->port_num);
+	sd_stats_dev_bind(sd, dev, id->port_num);
 	sd->initiator_depth = min_t(u32, dev->attrs.max_qp_init_rd_atom, SD_RD_ATOM_MAX);
 	sd->responder_resources = min_t(u32, dev->attrs.max_qp_rd_atom, SD_RD_ATOM_MAX);
 

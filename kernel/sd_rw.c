@@ -366,6 +366,16 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 	err = q->err;
 	trace_af_smbdirect_rdma_done(&sd->sk, read, err ? 0 : moved,
 				     r.desc_count, err);
+	spin_lock_bh(&sd->lock);
+	if (!err) {
+		sd_stat_add(sd, read ? SD_STAT_RDMA_READS : SD_STAT_RDMA_WRITES, 1);
+		sd_stat_add(sd, read ? SD_STAT_RDMA_READ_BYTES :
+			    SD_STAT_RDMA_WRITE_BYTES, moved);
+	} else if (err != -ERESTARTSYS && err != -EINTR) {
+		/* The transfer failed; a signal only interrupted it. */
+		sd_stat_add(sd, SD_STAT_ERR_RDMA, 1);
+	}
+	spin_unlock_bh(&sd->lock);
 	if (!err) {
 		r.bytes = moved;
 		if (put_user(r.bytes, &ur->bytes))

@@ -119,6 +119,8 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 		sd->rx_asm = NULL;
 		list_add_tail(&m->node, &sd->rx_queue);
 		sd->rx_queued += m->len;
+		sd_stat_add(sd, SD_STAT_MSGS_RX, 1);
+		sd_stat_add(sd, SD_STAT_BYTES_RX, m->len);
 		trace_af_smbdirect_message(&sd->sk, m->len, sd->rx_queued);
 		/* sd_data_ready(), or a kernel user's callback. */
 		sd->sk.sk_data_ready(&sd->sk);
@@ -131,6 +133,7 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sd_rx_buf *rx = container_of(wc->wr_cqe, struct sd_rx_buf, cqe);
 	struct sd_sock *sd = rx->sd;
 	struct sd_core_actions act;
+	bool negotiated;
 	int err;
 
 	if (wc->status != IB_WC_SUCCESS) {
@@ -158,9 +161,13 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		spin_unlock_bh(&sd->lock);
 		return;
 	}
+	/* After the negotiate PDU, each is a data transfer PDU. */
+	negotiated = sd->state == SD_CONNECTED;
 	/* A failed rule sets DISCONNECT in act; the buffer then stays unposted. */
-	(void)sd_core_on_recv(&sd->core, sd_now_ms(), rx->data,
-			      min_t(u32, wc->byte_len, sd->opts.max_receive_size), &act);
+	if (!sd_core_on_recv(&sd->core, sd_now_ms(), rx->data,
+			     min_t(u32, wc->byte_len, sd->opts.max_receive_size),
+			     &act) && negotiated)
+		sd_stat_add(sd, SD_STAT_PDUS_RX, 1);
 	if (trace_af_smbdirect_pdu_recv_enabled()) {
 		struct sd_core_stats st;
 

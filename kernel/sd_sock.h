@@ -13,6 +13,13 @@
  *                     handlers and works. The core is only ever called
  *                     under it.
  *   sd_accept_lock    every listener's child lists and child->parent.
+ *
+ * The counters' own (sd_genl.c, sd_diag.c), outermost first:
+ *   sd_stats_lock     module and device totals; folding a socket's
+ *                     counters into them and taking it off sd_all.
+ *   sd_all_lock       the list of every socket (sd_diag.c).
+ *   sd->lock          as above, to read or rebase one socket's counters.
+ * Neither of the first two is ever taken under sd->lock.
  */
 #ifndef AF_SMBDIRECT_SOCK_H
 #define AF_SMBDIRECT_SOCK_H
@@ -77,6 +84,56 @@ struct sd_msg {
 };
 
 struct sd_reg;
+
+/*
+ * Counters of one socket (SMBDIRECT_A_STATS_*), under sd->lock. Entry i is
+ * attribute SMBDIRECT_A_STATS_MSGS_TX + i, up to SD_STAT_ERR_RDMA; the
+ * counting points are in sd_genl.c's comment. SD_STAT_CONNECTIONS (0 or
+ * 1 per socket) only adds up to the module and device totals.
+ */
+enum sd_stat {
+	SD_STAT_MSGS_TX,
+	SD_STAT_MSGS_RX,
+	SD_STAT_PDUS_TX,
+	SD_STAT_PDUS_RX,
+	SD_STAT_BYTES_TX,
+	SD_STAT_BYTES_RX,
+	SD_STAT_RDMA_READS,
+	SD_STAT_RDMA_READ_BYTES,
+	SD_STAT_RDMA_WRITES,
+	SD_STAT_RDMA_WRITE_BYTES,
+	SD_STAT_REGISTRATIONS,
+	SD_STAT_REMOTE_INVALIDATIONS,
+	SD_STAT_SEND_INVALIDATES,
+	SD_STAT_KEEPALIVES_TX,
+	SD_STAT_CREDIT_STALLS,
+	SD_STAT_ERR_PROTOCOL,
+	SD_STAT_ERR_TIMEOUT,
+	SD_STAT_ERR_REFUSED,
+	SD_STAT_ERR_TRANSPORT,
+	SD_STAT_ERR_DEVICE,
+	SD_STAT_ERR_RDMA,
+	SD_STAT_CONNECTIONS,
+	SD_STAT_NR
+};
+
+struct sd_stats {
+	u64 v[SD_STAT_NR];
+};
+
+/*
+ * The RDMA device a socket uses (the last one: a client whose connect()
+ * failed may retry through another), under sd->lock. A copy, so that
+ * nothing reads sd->cm_id, which teardown destroys, to show it.
+ */
+struct sd_dev_info {
+	bool known;
+	bool in_stats;		/* counted in its sd_genl.c device entry */
+	u32 index;		/* ib_device.index */
+	u32 port;
+	u32 transport;		/* SMBDIRECT_TRANSPORT_* */
+	char name[IB_DEVICE_NAME_MAX];
+};
 
 struct sd_sock {
 	/*
@@ -162,6 +219,7 @@ struct sd_sock {
 	u32 rw_wrs;		/* send-queue WRs one context may take */
 	struct list_head regs;	/* struct sd_reg, under sd->lock */
 	unsigned int nr_regs;	/* live and being registered */
+	u64 pinned_bytes;	/* pages they pin, in bytes; sd->lock */
 	u64 next_reg_id;
 	bool tx_inv_pending;	/* STREAM: token for the next message */
 	u32 tx_inv_token;
@@ -180,6 +238,13 @@ struct sd_sock {
 	struct list_head pending;	/* children negotiating */
 	struct list_head ready;		/* children negotiated, for accept() */
 	unsigned int nr_children;
+
+	/* Diagnostics (sd_diag.c, sd_genl.c). */
+	unsigned long all_seq;		/* order on sd_all, set once */
+	struct sd_dev_info dev;		/* sd->lock */
+	struct sd_stats stats;		/* sd->lock */
+	/* What the module and device totals already hold of stats. */
+	struct sd_stats stats_base;	/* sd_stats_lock and sd->lock */
 #if IS_ENABLED(CONFIG_IPV6)
 	/* Last (see SD_PROTO_IPV6_PINFO): inet6_create() sets it up. */
 	struct ipv6_pinfo inet6;
@@ -209,6 +274,48 @@ static inline void sd_set_state(struct sd_sock *sd, enum sd_state state)
 		trace_af_smbdirect_state(&sd->sk, sd->state, state);
 	sd->state = state;
 	WRITE_ONCE(sd->sk.sk_state, tcp[state]);
+}
+
+/* The UAPI's name of a state (SMBDIRECT_OPT_INFO, the netlink dump). */
+static inline u32 sd_uapi_state(enum sd_state state)
+{
+	static const u8 uapi[] = {
+		[SD_UNCONNECTED] = SMBDIRECT_STATE_UNCONNECTED,
+		[SD_LISTENING] = SMBDIRECT_STATE_LISTENING,
+		[SD_CONNECTING] = SMBDIRECT_STATE_CONNECTING,
+		[SD_CONNECTED] = SMBDIRECT_STATE_CONNECTED,
+		[SD_CLOSED] = SMBDIRECT_STATE_CLOSED,
+	};
+
+	return uapi[state];
+}
+
+static inline void sd_stat_add(struct sd_sock *sd, enum sd_stat stat, u64 n)
+	__must_hold(&sd->lock)
+{
+	sd->stats.v[stat] += n;
+}
+
+/*
+ * The error counter of a connection's failure (sd_fail()'s -errno), or
+ * SD_STAT_NR for one not counted (0: orderly; unreachable, no route,
+ * local resources).
+ */
+static inline enum sd_stat sd_stat_of_errno(int err)
+{
+	switch (err) {
+	case -EPROTO:
+		return SD_STAT_ERR_PROTOCOL;
+	case -ETIMEDOUT:
+		return SD_STAT_ERR_TIMEOUT;
+	case -ECONNREFUSED:
+		return SD_STAT_ERR_REFUSED;
+	case -ECONNRESET:
+		return SD_STAT_ERR_TRANSPORT;
+	case -ENETDOWN:
+		return SD_STAT_ERR_DEVICE;
+	}
+	return SD_STAT_NR;
 }
 
 extern spinlock_t sd_accept_lock;
@@ -259,6 +366,7 @@ int sd_cm_listen(struct sd_sock *sd, int backlog);
 
 /* sd_qp.c */
 int sd_qp_create(struct sd_sock *sd);
+u32 sd_transport_kind(struct ib_device *dev, u32 port);
 u64 sd_peer_iova(u64 dma_iova);
 void sd_transport_teardown(struct sd_sock *sd);
 void sd_queues_free(struct sd_sock *sd, bool rx);
@@ -303,9 +411,20 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read);
 /* sd_diag.c */
 void sd_all_add(struct sd_sock *sd);
 void sd_all_del(struct sd_sock *sd);
+unsigned int sd_all_collect(unsigned long after,
+			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
+			    struct sock **batch, unsigned int max);
+void sd_all_walk(void (*fn)(struct sd_sock *sd, void *arg), void *arg);
 void sd_inet_addrs_sync(struct sd_sock *sd);
 int sd_diag_init(int protocol);
 void sd_diag_exit(void);
+
+/* sd_genl.c */
+int sd_genl_init(void);
+void sd_genl_exit(void);
+void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port);
+void sd_stats_sock_free(struct sd_sock *sd);
+bool sd_genl_state_wanted(bool have_mask, u32 mask, u32 uapi_state);
 
 /* sd_device.c */
 int sd_device_init(void);

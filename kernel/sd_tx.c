@@ -39,6 +39,28 @@ static int sd_tx_post(struct sd_sock *sd, struct sd_tx_buf *tx, u32 len,
 	return ib_post_send(sd->qp, &wr, NULL);
 }
 
+/*
+ * The counters of one posted PDU; sd->lock held. done: the message whose
+ * last bytes it carried, if any.
+ */
+static void sd_tx_count(struct sd_sock *sd, const struct sd_core_pdu *pdu,
+			const struct sd_msg *done, bool inv)
+	__must_hold(&sd->lock)
+{
+	if (pdu->kind == SD_CORE_PDU_NEGOTIATE_REQUEST ||
+	    pdu->kind == SD_CORE_PDU_NEGOTIATE_RESPONSE)
+		return;
+	sd_stat_add(sd, SD_STAT_PDUS_TX, 1);
+	if (pdu->flags & SD_CORE_FLAG_RESPONSE_REQUESTED)
+		sd_stat_add(sd, SD_STAT_KEEPALIVES_TX, 1);
+	if (inv)
+		sd_stat_add(sd, SD_STAT_SEND_INVALIDATES, 1);
+	if (done) {
+		sd_stat_add(sd, SD_STAT_MSGS_TX, 1);
+		sd_stat_add(sd, SD_STAT_BYTES_TX, done->len);
+	}
+}
+
 /* Starts the next queued message if the core is between messages. */
 static int sd_tx_start(struct sd_sock *sd)
 {
@@ -57,7 +79,7 @@ static int sd_tx_start(struct sd_sock *sd)
 /* Produces and posts every PDU the core allows now; under sd->lock. */
 void sd_tx_flush(struct sd_sock *sd)
 {
-	const struct sd_msg *inv;
+	const struct sd_msg *inv, *done;
 	struct sd_core_pdu pdu;
 	struct sd_tx_buf *tx;
 	struct sd_msg *m;
@@ -83,6 +105,7 @@ void sd_tx_flush(struct sd_sock *sd)
 			return;
 		}
 		inv = NULL;
+		done = NULL;
 		if (pdu.kind == SD_CORE_PDU_DATA) {
 			if (!m || pdu.message_offset != m->done ||
 			    pdu.payload_length > avail ||
@@ -97,6 +120,7 @@ void sd_tx_flush(struct sd_sock *sd)
 			if (pdu.message_last && m->inv)
 				inv = m;
 			if (pdu.message_last) {
+				done = m;
 				list_move_tail(&m->node, &sd->tx_done);
 				sd->tx_queued -= m->len;
 				sd->tx_cur = NULL;
@@ -105,12 +129,13 @@ void sd_tx_flush(struct sd_sock *sd)
 			}
 		}
 		list_del_init(&tx->node);
-		/* inv stays valid: tx_done is freed only by sd_tx_reap(). */
+		/* inv, done stay valid: tx_done is freed only by sd_tx_reap(). */
 		if (sd_tx_post(sd, tx, pdu.length, inv)) {
 			list_add(&tx->node, &sd->tx_free);
 			sd_fail(sd, -EIO);
 			return;
 		}
+		sd_tx_count(sd, &pdu, done, inv);
 		trace_af_smbdirect_pdu_send(&sd->sk, pdu.kind, pdu.length,
 					    pdu.payload_length,
 					    pdu.credits_granted, pdu.flags);
@@ -195,14 +220,19 @@ static int sd_tx_wait(struct sd_sock *sd, long *timeo, u32 need)
 	struct sock *sk = &sd->sk;
 
 	WRITE_ONCE(sd->tx_want, need);
-	if (trace_af_smbdirect_send_stall_enabled() && READ_ONCE(sd->tx_queued) &&
+	if (READ_ONCE(sd->tx_queued) &&
 	    READ_ONCE(sd->tx_queued) + need > (unsigned int)READ_ONCE(sk->sk_sndbuf)) {
-		struct sd_core_stats st;
+		bool trace = trace_af_smbdirect_send_stall_enabled();
+		struct sd_core_stats st = {};
 
+		/* A stall: the credits do not come back as fast as we send. */
 		spin_lock_bh(&sd->lock);
-		sd_core_get_stats(&sd->core, &st);
+		sd_stat_add(sd, SD_STAT_CREDIT_STALLS, 1);
+		if (trace)
+			sd_core_get_stats(&sd->core, &st);
 		spin_unlock_bh(&sd->lock);
-		trace_af_smbdirect_send_stall(sk, st.send_credits, sd->tx_queued);
+		if (trace)
+			trace_af_smbdirect_send_stall(sk, st.send_credits, sd->tx_queued);
 	}
 	while (READ_ONCE(sd->tx_queued) &&
 	       READ_ONCE(sd->tx_queued) + need > (unsigned int)READ_ONCE(sk->sk_sndbuf)) {

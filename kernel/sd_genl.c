@@ -817,7 +817,12 @@ static struct genl_family sd_genl_family __ro_after_init = {
 	.module = THIS_MODULE,
 	.ops = sd_genl_ops,
 	.n_ops = ARRAY_SIZE(sd_genl_ops),
-	.resv_start_op = SMBDIRECT_CMD_STATS_RESET + 1,
+	/*
+	 * 0, as genetlink asks of new families: every command gets the
+	 * header check (genlmsghdr.reserved 0, no ambiguous nlmsg_flags)
+	 * and strict attribute validation; none may opt out.
+	 */
+	.resv_start_op = 0,
 	.netnsok = true,
 	/* Our own locks serialise what needs it; no genl_mutex. */
 	.parallel_ops = true,

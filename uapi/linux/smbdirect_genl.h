@@ -134,7 +134,8 @@ enum {
 	SMBDIRECT_A_STATS_REGISTRATIONS,	/* REGISTER calls that succeeded */
 	SMBDIRECT_A_STATS_REMOTE_INVALIDATIONS,	/* our MRs the peer invalidated */
 	SMBDIRECT_A_STATS_SEND_INVALIDATES,	/* SEND_WITH_INVALIDATE we sent */
-	SMBDIRECT_A_STATS_KEEPALIVES_TX,	/* probes (KEEP_ALIVE requested) */
+	/* PDUs asking for an answer (SMB_DIRECT_RESPONSE_REQUESTED): probes, low credits */
+	SMBDIRECT_A_STATS_KEEPALIVES_TX,
 	SMBDIRECT_A_STATS_CREDIT_STALLS,	/* sends that waited for a credit */
 	SMBDIRECT_A_STATS_ERR_PROTOCOL,		/* EPROTO: the peer broke [MS-SMBD] */
 	SMBDIRECT_A_STATS_ERR_TIMEOUT,		/* negotiation or keepalive timeout */

@@ -2,14 +2,23 @@
 # Sourced by tests/interop/*.sh (not a test itself: check.sh runs *.sh).
 # TAP helpers and the guest facts the interop scripts share.
 
-tap_n=0 tap_failed=0
+tap_n=0 tap_failed=0 tap_case_start=
 tap_plan() { echo "1..$1"; }
-tap_ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n $1"; }
+# tap_case_times: from then on each verdict follows a comment with the
+# guest seconds its case took (since the previous verdict).
+tap_case_times() { tap_case_start=$SECONDS; }
+tap_took() {
+	[ -n "$tap_case_start" ] || return 0
+	echo "# $((SECONDS - tap_case_start)) s"
+	tap_case_start=$SECONDS
+}
+tap_ok() { tap_took; tap_n=$((tap_n + 1)); echo "ok $tap_n $1"; }
 tap_skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n $1 # SKIP $2"; }
 # tap_fail NAME REASON [LOG...]: the logs' last lines as comments, then the verdict.
 tap_fail() {
 	local name=$1 why=$2 f
 	shift 2
+	tap_took
 	for f in "$@"; do
 		[ -s "$f" ] && tail -n 12 "$f" | sed "s|^|# $(basename "$f"): |"
 	done

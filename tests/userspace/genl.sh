@@ -29,12 +29,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/interop/common.bash"
 # Each verdict follows a comment with its case's guest time.
-eval "orig_$(declare -f tap_ok)"
-eval "orig_$(declare -f tap_fail)"
-case_start=$SECONDS
-took() { echo "# $((SECONDS - case_start)) s"; case_start=$SECONDS; }
-tap_ok() { took; orig_tap_ok "$@"; }
-tap_fail() { took; orig_tap_fail "$@"; }
+tap_case_times
 
 us=${SD_US:?SD_US is not set}
 sd=$us/tools/smbdirect

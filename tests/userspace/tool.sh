@@ -38,6 +38,7 @@ usage_cases=(
 )
 plan=$((1 + 6 + ${#usage_cases[@]} + 4 + 1 + 1 + 9 + 3 + 2 * 5))
 tap_plan $plan
+tap_case_times
 
 port=7400
 next_port() { port=$((port + 1)); }

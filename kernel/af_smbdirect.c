@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/compat.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/poll.h>
@@ -751,6 +752,42 @@ static int sd_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	return -ENOIOCTLCMD;
 }
 
+/*
+ * A 32-bit process's ioctls. Each ioctl struct has one layout for every
+ * ABI: its __u64 fields are 8-aligned and its size a multiple of 8, so
+ * i386's 4-byte alignment of u64 changes neither the layout nor the size
+ * (nor the command number, which holds the size); the user pointers in
+ * it are zero-extended __u64. What differs is the argument pointer and
+ * the iovec arrays, which sd_iov_import() reads as struct compat_iovec.
+ * An ioctl we do not know goes to the generic compat translation.
+ */
+#define SD_ABI_U64(type, field) \
+	static_assert(offsetof(type, field) % 8 == 0 && sizeof(type) % 8 == 0)
+SD_ABI_U64(struct smbdirect_register, iov);
+SD_ABI_U64(struct smbdirect_register, desc);
+SD_ABI_U64(struct smbdirect_register, id);
+SD_ABI_U64(struct smbdirect_deregister, id);
+SD_ABI_U64(struct smbdirect_rdma, iov);
+SD_ABI_U64(struct smbdirect_rdma, desc);
+SD_ABI_U64(struct smbdirect_rdma, bytes);
+SD_ABI_U64(struct smbdirect_buffer_descriptor_v1, offset);
+static_assert(sizeof(struct smbdirect_params) == 56);
+static_assert(sizeof(struct smbdirect_register) == 40);
+static_assert(sizeof(struct smbdirect_deregister) == 24);
+static_assert(sizeof(struct smbdirect_rdma) == 40);
+static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16);
+
+#ifdef CONFIG_COMPAT
+static int sd_compat_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	return sd_ioctl(sock, cmd, (unsigned long)compat_ptr(arg));
+}
+
+#define SD_COMPAT_IOCTL .compat_ioctl = sd_compat_ioctl,
+#else
+#define SD_COMPAT_IOCTL
+#endif
+
 static int sd_shutdown(struct socket *sock, int how)
 {
 	struct sock *sk = sock->sk;
@@ -908,6 +945,7 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 	.getname = sd_getname,			\
 	.poll = sd_poll,			\
 	.ioctl = sd_ioctl,			\
+	SD_COMPAT_IOCTL				\
 	.listen = sd_listen,			\
 	.shutdown = sd_shutdown,		\
 	.setsockopt = sd_setsockopt,		\

@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/compat.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
@@ -561,6 +562,65 @@ static int sd_reg_setup(struct sd_sock *sd, struct sd_reg *reg,
 #define SD_REG_FLAGS (SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE | \
 		      SMBDIRECT_REG_REMOTE_INVALIDATE)
 
+/*
+ * The caller's iovec array of nr (1 .. SMBDIRECT_IOV_MAX) segments, copied
+ * in. A 32-bit caller's is an array of struct compat_iovec (32-bit pointer
+ * and length), widened here to struct iovec. An ERR_PTR on a bad pointer
+ * or no memory; kvfree() the result.
+ */
+struct iovec *sd_iov_import(u64 uptr, u32 nr)
+{
+	const struct compat_iovec __user *uc = u64_to_user_ptr(uptr);
+	struct iovec *iov;
+	u32 i;
+
+	if (!in_compat_syscall())
+		return vmemdup_array_user(u64_to_user_ptr(uptr), nr, sizeof(*iov));
+	iov = kvmalloc_array(nr, sizeof(*iov), GFP_USER);
+	if (!iov)
+		return ERR_PTR(-ENOMEM);
+	if (!user_access_begin(uc, array_size(nr, sizeof(*uc))))
+		goto fault;
+	for (i = 0; i < nr; i++) {
+		compat_uptr_t base;
+		compat_size_t len;
+
+		unsafe_get_user(base, &uc[i].iov_base, fault_end);
+		unsafe_get_user(len, &uc[i].iov_len, fault_end);
+		iov[i].iov_base = compat_ptr(base);
+		iov[i].iov_len = len;
+	}
+	user_access_end();
+	return iov;
+
+fault_end:
+	user_access_end();
+fault:
+	kvfree(iov);
+	return ERR_PTR(-EFAULT);
+}
+
+/*
+ * sd_iov_total() of an array from sd_iov_import(), in the caller's terms:
+ * a 32-bit caller's lengths must also add up within its size_t (else
+ * -EMSGSIZE, as a wrapped sum), and each of its segments must end within
+ * its 32-bit address space (else -EFAULT, as a wrapping 64-bit segment).
+ */
+int sd_iov_user_total(const struct iovec *iov, u32 nr, u64 max, u64 *total)
+{
+	bool compat = in_compat_syscall();
+	u32 i;
+	int err;
+
+	err = sd_iov_total(iov, nr, compat ? min_t(u64, max, U32_MAX) : max, total);
+	if (err || !compat)
+		return err;
+	for (i = 0; i < nr; i++)
+		if ((u64)(unsigned long)iov[i].iov_base + iov[i].iov_len > U32_MAX)
+			return -EFAULT;
+	return 0;
+}
+
 /* Takes a slot of the socket's max_registrations. */
 static int sd_reg_slot(struct sd_sock *sd)
 {
@@ -596,10 +656,10 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 		return -EINVAL;
 	if (r.iov_count > SMBDIRECT_IOV_MAX)
 		return -EMSGSIZE;
-	iov = vmemdup_array_user(u64_to_user_ptr(r.iov), r.iov_count, sizeof(*iov));
+	iov = sd_iov_import(r.iov, r.iov_count);
 	if (IS_ERR(iov))
 		return PTR_ERR(iov);
-	err = sd_iov_total(iov, r.iov_count, SMBDIRECT_REG_MAX_BYTES, &total);
+	err = sd_iov_user_total(iov, r.iov_count, SMBDIRECT_REG_MAX_BYTES, &total);
 	if (!err && !total)
 		err = -EINVAL;
 	if (err)

@@ -307,7 +307,7 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 		return -EINVAL;
 	if (r.iov_count > SMBDIRECT_IOV_MAX || r.desc_count > SMBDIRECT_DESC_MAX)
 		return -EMSGSIZE;
-	iov = vmemdup_array_user(u64_to_user_ptr(r.iov), r.iov_count, sizeof(*iov));
+	iov = sd_iov_import(r.iov, r.iov_count);
 	if (IS_ERR(iov))
 		return PTR_ERR(iov);
 	desc = vmemdup_array_user(u64_to_user_ptr(r.desc), r.desc_count, sizeof(*desc));
@@ -319,7 +319,7 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 	err = sd_desc_check(desc, r.desc_count, &remote);
 	if (err)
 		goto out;
-	err = sd_iov_total(iov, r.iov_count, U64_MAX, &local);
+	err = sd_iov_user_total(iov, r.iov_count, U64_MAX, &local);
 	if (err)
 		goto out;
 	if (!local) {

@@ -391,6 +391,8 @@ bool sd_tx_drained(struct sd_sock *sd);
 /* sd_mr.c */
 int sd_ioctl_register(struct sd_sock *sd, void __user *arg);
 int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg);
+struct iovec *sd_iov_import(u64 uptr, u32 nr);
+int sd_iov_user_total(const struct iovec *iov, u32 nr, u64 max, u64 *total);
 void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey);
 void sd_mr_release_all(struct sd_sock *sd);
 int sd_res_get(struct sd_sock *sd, bool connected);

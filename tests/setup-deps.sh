@@ -14,6 +14,7 @@ bookworm=(
 	linux-headers-amd64
 	googletest libgtest-dev clang llvm libclang-rt-dev
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+	libc6-dev-i386 lib32gcc-12-dev
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev

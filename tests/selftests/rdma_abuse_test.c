@@ -9,16 +9,37 @@
  *
  * In these tests one process holds both ends: c (A) registers, s (B) uses
  * A's descriptors directly, without sending them.
+ *
+ * The same source is built twice: rdma_abuse_test and, with -m32,
+ * rdma_abuse_test32, whose ioctls go through the module's compat_ioctl
+ * (32-bit struct iovec arrays). all_ioctls_move_data checks every ioctl's
+ * effect byte by byte in both widths; a few cases only a 32-bit caller
+ * can make follow at the end.
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <grp.h>
+#include <stddef.h>
 
 #include "kselftest_harness.h"
 #include "sd_test.h"
 
-#define PAGE 4096UL
+#define PAGE ((size_t)4096)
 #define MAXD 64
+
+/* One layout for 64-bit and 32-bit callers: i386 aligns u64 to 4 only. */
+_Static_assert(sizeof(struct smbdirect_params) == 56, "params");
+_Static_assert(sizeof(struct smbdirect_register) == 40 &&
+	       offsetof(struct smbdirect_register, iov) == 8 &&
+	       offsetof(struct smbdirect_register, desc) == 24 &&
+	       offsetof(struct smbdirect_register, id) == 32, "register");
+_Static_assert(sizeof(struct smbdirect_deregister) == 24 &&
+	       offsetof(struct smbdirect_deregister, state) == 16, "deregister");
+_Static_assert(sizeof(struct smbdirect_rdma) == 40 &&
+	       offsetof(struct smbdirect_rdma, iov) == 8 &&
+	       offsetof(struct smbdirect_rdma, desc) == 24 &&
+	       offsetof(struct smbdirect_rdma, bytes) == 32, "rdma");
+_Static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16, "descriptor");
 
 FIXTURE(abuse) {
 	int c, s;
@@ -122,6 +143,90 @@ static void expect_alive(struct __test_metadata *_metadata, int a, int b, struct
 static int ioc(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * Every ioctl doing its job, the data checked byte by byte: GET_PARAMS,
+ * REGISTER of three segments that start and end inside pages, WRITEV and
+ * READV between them and two differently cut local segments, DEREGISTER,
+ * and SIOCINQ/SIOCOUTQ. In rdma_abuse_test32 this is what shows that
+ * compat_ioctl reads the structs and the 32-bit iovec arrays right.
+ */
+TEST_F(abuse, all_ioctls_move_data)
+{
+	struct smbdirect_buffer_descriptor_v1 d[4];
+	long pin0 = sd_vm_pin_kb(getpid()), t0;
+	char *a = map_rw(4 * PAGE), *b = map_rw(3 * PAGE), msg[8];
+	struct iovec ia[3], ib[2];
+	struct smbdirect_params p;
+	__u64 id = 0, bytes = 0;
+	__u32 n = 4, state = 0xdead;
+	size_t total;
+	int inq = -1, outq = -1, ret;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	memset(a, 0x5a, 4 * PAGE);
+	memset(b, 0, 3 * PAGE);
+	ia[0] = (struct iovec){ a + 100, 1000 };
+	ia[1] = (struct iovec){ a + PAGE + 200, PAGE - 200 };
+	ia[2] = (struct iovec){ a + 3 * PAGE, 3000 };
+	total = 1000 + (PAGE - 200) + 3000;
+	ib[0] = (struct iovec){ b + 50, 5000 };
+	ib[1] = (struct iovec){ b + 2 * PAGE + 7, total - 5000 };
+	PAIR(SOCK_SEQPACKET);
+
+	ASSERT_EQ(0, sd_get_params(self->s, &p));
+	EXPECT_EQ(sizeof(p), p.size);
+	EXPECT_EQ(0x100U, p.version);
+	EXPECT_EQ((__u32)variant->t.transport, p.transport);
+	EXPECT_LE(total, p.max_read_write_size);
+	EXPECT_LT(0U, p.initiator_depth);
+
+	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE,
+			  ia, 3, d, &n, &id);
+	ASSERT_EQ(0, ret) TH_LOG("REGISTER: %s", strerror(-ret));
+	EXPECT_NE(0U, id);
+	EXPECT_EQ(total, sd_desc_bytes(d, n)) TH_LOG("%u descriptors", n);
+	EXPECT_EQ(pin0 + 12, sd_vm_pin_kb(getpid()));
+
+	sd_fill_iov(ib, 2, 0xc0de);
+	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_WRITEV, ib, 2, d, n, &bytes);
+	ASSERT_EQ(0, ret) TH_LOG("WRITEV: %s", strerror(-ret));
+	EXPECT_EQ(total, bytes);
+	EXPECT_EQ(-1, sd_check_iov(ia, 3, 0xc0de)) TH_LOG("WRITEV: A's segments");
+	EXPECT_EQ(0x5a, a[99]);
+	EXPECT_EQ(0x5a, a[1100]);
+	EXPECT_EQ(0x5a, a[PAGE + 199]);
+	EXPECT_EQ(0x5a, a[3 * PAGE + 3000]);
+
+	sd_fill_iov(ia, 3, 0xbeef);
+	memset(b, 0, 3 * PAGE);
+	bytes = 0;
+	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, ib, 2, d, n, &bytes);
+	ASSERT_EQ(0, ret) TH_LOG("READV: %s", strerror(-ret));
+	EXPECT_EQ(total, bytes);
+	EXPECT_EQ(-1, sd_check_iov(ib, 2, 0xbeef)) TH_LOG("READV: B's segments");
+	EXPECT_EQ(0, b[49]);
+	EXPECT_EQ(0, b[5050]);
+	EXPECT_EQ(0, b[2 * PAGE + 6]);
+
+	EXPECT_EQ(0, sd_deregister(self->c, id, &state));
+	EXPECT_EQ(0U, state);
+	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
+
+	ASSERT_EQ(0, sd_msg_send(self->s, SOCK_SEQPACKET, "ping", 4));
+	ASSERT_LT(0, sd_poll(self->c, POLLIN, SD_STEP_MS));
+	t0 = sd_now_ms();
+	do {
+		ASSERT_EQ(0, ioctl(self->c, SIOCINQ, &inq)) TH_LOG("SIOCINQ: %s", strerror(errno));
+	} while (inq != 4 && sd_now_ms() - t0 < SD_STEP_MS);
+	EXPECT_EQ(4, inq);
+	ASSERT_EQ(0, ioctl(self->c, SIOCOUTQ, &outq)) TH_LOG("SIOCOUTQ: %s", strerror(errno));
+	EXPECT_LE(0, outq);
+	EXPECT_EQ(4, sd_msg_recv(self->c, SOCK_SEQPACKET, msg, sizeof(msg)));
+	munmap(a, 4 * PAGE);
+	munmap(b, 3 * PAGE);
 }
 
 TEST_F(abuse, bad_struct_pointer_efault)
@@ -349,13 +454,13 @@ TEST_F(abuse, register_too_many_bytes_emsgsize)
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 2, d, &n, NULL));
 	/* Each length fits ssize_t; the sum 3 * 0x6000... wraps to 0x2000...0. */
-	iov[0] = iov[1] = iov[2] = (struct iovec){ buf, 0x6000000000000000UL };
+	iov[0] = iov[1] = iov[2] = (struct iovec){ buf, (SIZE_MAX / 8 + 1) * 3 };
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 3, d, &n, NULL))
 		TH_LOG("a sum that wraps");
 	/* Wraps to exactly PAGE: a sum kept in 64 bits would look small. */
-	iov[0] = (struct iovec){ buf, 0x7fffffffffffffffUL };
-	iov[1] = (struct iovec){ buf, 0x7fffffffffffffffUL };
+	iov[0] = (struct iovec){ buf, SIZE_MAX / 2 };
+	iov[1] = (struct iovec){ buf, SIZE_MAX / 2 };
 	iov[2] = (struct iovec){ buf, PAGE + 2 };
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 3, d, &n, NULL))
@@ -709,7 +814,7 @@ TEST_F(abuse, rdma_overflowing_iov_sum)
 {
 	char *buf = map_rw(2 * PAGE);
 	struct iovec iov[3] = {
-		{ buf, 0x7fffffffffffffffUL }, { buf, 0x7fffffffffffffffUL }, { buf, PAGE + 2 },
+		{ buf, SIZE_MAX / 2 }, { buf, SIZE_MAX / 2 }, { buf, PAGE + 2 },
 	};
 	struct reg r;
 	__u64 bytes = 0;
@@ -1030,5 +1135,48 @@ TEST_F(abuse, rlimit_memlock_per_user_across_children)
 	EXPECT_EQ(0, run_pin_child(self->c))
 		TH_LOG("1 MiB after the socket holding the first was closed");
 }
+
+#if UINTPTR_MAX == 0xffffffffU
+/*
+ * A 32-bit caller only: a segment that runs past the end of its 4 GiB
+ * address space (pointer + length wraps 32 bits) is EFAULT, as one that
+ * wraps 64 bits is for a 64-bit caller, even where only its mapped start
+ * would be moved; a REGISTER that long may be EMSGSIZE first. Nothing is
+ * pinned or moved and the connection stays usable.
+ */
+TEST_F(abuse, segment_wraps_32_bits_efault)
+{
+	struct smbdirect_buffer_descriptor_v1 d[4];
+	long pin0 = sd_vm_pin_kb(getpid());
+	char *buf = map_rw(2 * PAGE);
+	struct iovec iov;
+	struct reg r;
+	__u64 bytes = 0;
+	__u32 n = 4;
+	int k, ret, want;
+
+	ASSERT_NE(NULL, buf);
+	sd_fill(buf, 2 * PAGE, 68);
+	iov = (struct iovec){ buf, (size_t)0 - (uintptr_t)buf + PAGE };
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 11));
+	want = iov.iov_len > SMBDIRECT_REG_MAX_BYTES ? -EMSGSIZE : -EFAULT;
+	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, &iov, 1, d, &n, NULL);
+	EXPECT_EQ(want, ret) TH_LOG("REGISTER of %p + %zu: %s", (void *)buf, iov.iov_len,
+				    ret ? strerror(-ret) : "registered");
+	for (k = 0; k < 2; k++) {
+		ret = sd_rdma(self->s, k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV,
+			      &iov, 1, &r.d, 1, &bytes);
+		EXPECT_EQ(-EFAULT, ret) TH_LOG("%s: %s (bytes %llu)", k ? "WRITEV" : "READV",
+					       ret ? strerror(-ret) : "moved data",
+					       (unsigned long long)bytes);
+	}
+	EXPECT_EQ(-1, sd_check(r.buf, PAGE, 11));
+	EXPECT_EQ(-1, sd_check(buf, 2 * PAGE, 68));
+	EXPECT_EQ(pin0 + 4, sd_vm_pin_kb(getpid()));
+	expect_alive(_metadata, self->c, self->s, &r);
+	EXPECT_EQ(0, sd_deregister(self->c, r.id, NULL));
+}
+#endif
 
 TEST_HARNESS_MAIN

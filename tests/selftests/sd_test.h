@@ -440,6 +440,66 @@ static inline void *sd_connect_thread(void *arg)
 	return NULL;
 }
 
+#ifdef __i386__
+/*
+ * The 32-bit build (rdma_abuse_test32) makes its pairs without a thread:
+ * pthread_join() there waits with the 32-bit-time futex call, which the
+ * test kernels do not build (CONFIG_COMPAT_32BIT_TIME, left out by
+ * tinyconfig), and glibc aborts on its ENOSYS. A non-blocking connect(),
+ * the accept(), then POLLOUT and SO_ERROR on the client, which is made
+ * blocking again.
+ */
+static inline int sd_pair_type(const struct sd_target *t, int type,
+			       int *client, int *server, const char **why)
+{
+	struct sockaddr_storage ss;
+	struct pollfd p = { .events = POLLOUT };
+	socklen_t len, elen = sizeof(int);
+	int lfd, cfd, sfd, port, err = 0;
+
+	*client = *server = -1;
+	lfd = sd_listen_type(t, type, 4, &port);
+	if (lfd < 0) {
+		*why = "listen";
+		return lfd;
+	}
+	cfd = sd_socket(type | SOCK_NONBLOCK);
+	if (cfd < 0) {
+		close(lfd);
+		*why = "socket";
+		return cfd;
+	}
+	len = sd_addr(t, port, &ss);
+	if (connect(cfd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS) {
+		err = -errno;
+		*why = "connect";
+		goto fail;
+	}
+	sfd = sd_accept_ms(lfd, SD_STEP_MS);
+	if (sfd < 0) {
+		err = sfd;
+		*why = "accept";
+		goto fail;
+	}
+	p.fd = cfd;
+	if (poll(&p, 1, SD_STEP_MS) != 1 ||
+	    getsockopt(cfd, SOL_SOCKET, SO_ERROR, &err, &elen) || err ||
+	    fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) & ~O_NONBLOCK)) {
+		err = err ? -err : -ETIMEDOUT;
+		close(sfd);
+		*why = "connect";
+		goto fail;
+	}
+	close(lfd);
+	*client = cfd;
+	*server = sfd;
+	return 0;
+fail:
+	close(cfd);
+	close(lfd);
+	return err;
+}
+#else
 /*
  * A connected pair over the target: *client from connect(), *server from
  * accept() on a listener that is closed again. Connect runs in a thread so
@@ -478,6 +538,7 @@ static inline int sd_pair_type(const struct sd_target *t, int type,
 	*server = sfd;
 	return 0;
 }
+#endif
 
 /* SO_RCVTIMEO / SO_SNDTIMEO as a safety net against hangs. */
 static inline void sd_set_timeouts(int fd, int ms)

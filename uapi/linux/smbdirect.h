@@ -162,6 +162,15 @@ struct smbdirect_info {
  * Every ioctl argument begins with its own size: the caller sets it to
  * sizeof() of the struct it was compiled with, so the struct can grow.
  * Unknown flags are EINVAL.
+ *
+ * 32-bit processes (i386 programs on an x86-64 kernel, built with -m32)
+ * use every ioctl as 64-bit ones do, through compat_ioctl: the structs
+ * have the same size and layout in both (each __u64 is 8-aligned), a
+ * user pointer goes in a __u64 zero-extended ((__u64)(uintptr_t)p), and
+ * an iovec array is the process's own struct iovec (32-bit pointer and
+ * length). For such a process the segment lengths must also add up
+ * within its size_t (EMSGSIZE) and each segment must end inside its 4 GiB
+ * address space (EFAULT), as a 64-bit segment must not wrap 64 bits.
  */
 
 /*

@@ -100,10 +100,11 @@ const Transport transports[] = { { "rxe4", "10.77.0.1", "rxe0" }, { "siw6", "fd7
 
 struct Ctx {
 	const Transport *t;
-	int lfd;		// the victim listener
+	int lfd; // the victim listener
 	uint16_t lport;
-	uint16_t hport;		// a port for the hostile server of this case
+	uint16_t hport; // a port for the hostile server of this case
 	bool siw;
+	bool good_each; // a good connection after every case, else per group
 };
 
 sockaddr_storage make_addr(const char *host, uint16_t port, socklen_t *len = nullptr)
@@ -287,14 +288,20 @@ Err good_check(const Ctx &c)
 	return e;
 }
 
+// The end of a case that involved the listener.
+Err after_case(const Ctx &c)
+{
+	return c.good_each ? good_check(c) : "";
+}
+
 // --- sessions: a negotiated connection between the hostile peer and a victim ---
 
 struct Session {
 	Peer h;
 	int vfd = -1;
-	int credits = 0;	// send credits the victim granted the peer
-	NegReq victim_req{};	// peer as server: what the victim asked for
-	NegResp victim_resp{};	// peer as client: what the victim answered
+	int credits = 0;       // send credits the victim granted the peer
+	NegReq victim_req{};   // peer as server: what the victim asked for
+	NegResp victim_resp{}; // peer as client: what the victim answered
 	~Session()
 	{
 		if (vfd >= 0)
@@ -303,8 +310,7 @@ struct Session {
 };
 
 // Peer as client: connect, negotiate, and accept the victim's end.
-Err open_client(const Ctx &c, Session &s, const NegReq &req = good_request(),
-		bool do_accept = true)
+Err open_client(const Ctx &c, Session &s, const NegReq &req = good_request(), bool do_accept = true)
 {
 	sockaddr_storage a = make_addr(c.t->addr, c.lport);
 	TRY(s.h.connect((sockaddr *)&a, 5000));
@@ -433,7 +439,8 @@ Err neg_req_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, ui
 		memcpy(&resp, r.bytes.data(), sizeof(resp));
 		CHECK(resp.status == want_status, "response status %#x, want %#x", resp.status,
 		      want_status);
-		CHECK(resp.credits_granted == 0, "a refusal granting %u credits", resp.credits_granted);
+		CHECK(resp.credits_granted == 0, "a refusal granting %u credits",
+		      resp.credits_granted);
 	}
 	TRY(h.wait_disconnect(8000));
 	// Never handed to accept().
@@ -457,7 +464,7 @@ Err neg_req_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, ui
 		CHECK(delta(before, after, counter) >= 1, "%s did not grow", counter);
 	else
 		CHECK(errs >= 1, "no error counter grew");
-	return good_check(c);
+	return after_case(c);
 }
 
 Err neg_req_one(const Ctx &c, NegReq r, uint32_t status, const char *counter = "err_refused")
@@ -480,7 +487,10 @@ Err neg_resp_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, i
 	TRY(victim_connect(c, vfd));
 	struct Closer {
 		int fd;
-		~Closer() { close(fd); }
+		~Closer()
+		{
+			close(fd);
+		}
 	} closer{ vfd };
 	TRY(h.accept(5000));
 	Received r;
@@ -518,7 +528,10 @@ Err neg_resp_one(const Ctx &c, NegResp r, int want = ECONNREFUSED)
 
 // --- data transfer ---------------------------------------------------------------
 
-enum class Role { client, server };
+enum class Role {
+	client,
+	server
+};
 
 using Attack = std::function<Err(Session &)>;
 
@@ -533,7 +546,7 @@ Err data_case(const Ctx &c, Role role, const Attack &attack, std::set<std::strin
 		TRY(s.h.wait_disconnect(6000));
 	close(s.vfd);
 	s.vfd = -1;
-	return role == Role::client ? good_check(c) : "";
+	return role == Role::client ? after_case(c) : "";
 }
 
 struct DataAttack {
@@ -548,7 +561,12 @@ std::vector<DataAttack> data_attacks()
 {
 	const bool off = disarmed();
 	std::vector<DataAttack> v;
-	v.push_back({ "zero_length_send", [](Session &s) { pdu(s, {}); return Err(); }, { "EPROTO" } });
+	v.push_back({ "zero_length_send",
+		      [](Session &s) {
+			      pdu(s, {});
+			      return Err();
+		      },
+		      { "EPROTO" } });
 	v.push_back({ "truncated_header",
 		      [](Session &s) {
 			      auto b = data_pdu(hdr(), {});
@@ -701,7 +719,46 @@ Err unknown_flags(const Ctx &c, Role role)
 	pdu(s, data_pdu(hdr(50), payload(50, 0x22)));
 	o = outcome(s.vfd, 5000, &got);
 	CHECK(o == "data 50" && got == payload(50, 0x22), "victim after: %s", o.c_str());
-	return role == Role::client ? good_check(c) : "";
+	return role == Role::client ? after_case(c) : "";
+}
+
+// The peer grants far more credits than it has receives posted (0xFFFF,
+// 64 buffers) and stops reposting: the victim, sending within its
+// credits, meets receiver-not-ready (RNR retry count 0, as cifs.ko and
+// ksmbd) and its connection must end with ECONNRESET, not hang.
+Err overgrant(const Ctx &c, Role role)
+{
+	Session s;
+	NegResp resp = good_response(0xFFFF);
+	TRY(role == Role::client ? open_client(c, s) : open_server(c, s, resp));
+	if (role == Role::client)
+		pdu(s, data_pdu(hdr(0, 0, disarmed() ? 8 : 0xFFFF), {}));
+	// Non-blocking sends until one fails or enough went out.
+	fcntl(s.vfd, F_SETFL, fcntl(s.vfd, F_GETFL) | O_NONBLOCK);
+	std::vector<uint8_t> m(100, 0x44);
+	int sent = 0;
+	long end = now_ms() + 5000;
+	while (sent < 400 && now_ms() < end) {
+		if (send(s.vfd, m.data(), m.size(), 0) == (ssize_t)m.size()) {
+			sent++;
+			continue;
+		}
+		if (errno != EAGAIN)
+			break;
+		usleep(5000);
+	}
+	note(fmt("victim sent %d messages into %d receive buffers", sent, Peer::nrecv));
+	fcntl(s.vfd, F_SETFL, fcntl(s.vfd, F_GETFL) & ~O_NONBLOCK);
+	// iWARP has no RNR: siw ends the connection with a TERMINATE, which
+	// may reach the victim as a disconnect.
+	if (c.siw)
+		TRY(expect_outcome(s.vfd, 8000, { "ECONNRESET", "EOF" }));
+	else
+		TRY(expect_outcome(s.vfd, 8000, { "ECONNRESET" }));
+	TRY(s.h.wait_disconnect(6000));
+	close(s.vfd);
+	s.vfd = -1;
+	return role == Role::client ? after_case(c) : "";
 }
 
 // --- keepalive flood ---------------------------------------------------------------
@@ -742,8 +799,10 @@ Err keepalive_flood(const Ctx &c)
 		}
 	}
 	note(fmt("%d keepalives sent, %d answers", sent, answers));
-	CHECK(sent >= 32 && answers > 0, "only %d keepalives sent, %d answered: the victim starved "
-	      "the peer of credits", sent, answers);
+	CHECK(sent >= 32 && answers > 0,
+	      "only %d keepalives sent, %d answered: the victim starved "
+	      "the peer of credits",
+	      sent, answers);
 	smbdirect_info info{};
 	socklen_t l = sizeof(info);
 	CHECK(getsockopt(s.vfd, SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &info, &l) == 0, "OPT_INFO: %s",
@@ -754,8 +813,9 @@ Err keepalive_flood(const Ctx &c)
 	pdu(s, data_pdu(hdr(100, 0, 1), payload(100, 0x33)));
 	std::vector<uint8_t> got;
 	std::string o = outcome(s.vfd, 5000, &got);
-	CHECK(o == "data 100" && got == payload(100, 0x33), "victim after the flood: %s", o.c_str());
-	return good_check(c);
+	CHECK(o == "data 100" && got == payload(100, 0x33), "victim after the flood: %s",
+	      o.c_str());
+	return after_case(c);
 }
 
 // --- ending mid-message ------------------------------------------------------------
@@ -768,7 +828,7 @@ Err disconnect_mid_message(const Ctx &c)
 	s.h.disconnect();
 	// The half message is dropped; the orderly disconnect reads as EOF.
 	TRY(expect_outcome(s.vfd, 8000, { "EOF" }));
-	return good_check(c);
+	return after_case(c);
 }
 
 // The peer process dies (SIGKILL) with half a message sent: the kernel
@@ -809,7 +869,7 @@ Err exit_mid_message(const Ctx &c)
 	close(up[0]);
 	waitpid(pid, nullptr, 0);
 	CHECK(port, "the peer process did not negotiate");
-	return e.empty() ? good_check(c) : e;
+	return e.empty() ? after_case(c) : e;
 }
 
 // --- never negotiating ---------------------------------------------------------------
@@ -829,7 +889,10 @@ Err never_negotiate(const Ctx &c)
 	TRY(victim_connect(c, vfd));
 	struct Closer {
 		int fd;
-		~Closer() { close(fd); }
+		~Closer()
+		{
+			close(fd);
+		}
 	} closer{ vfd };
 	TRY(server.accept(5000));
 	long t0 = now_ms();
@@ -839,17 +902,19 @@ Err never_negotiate(const Ctx &c)
 	long t1 = now_ms();
 	int err = connect_result(vfd, 12000);
 	long t_server = now_ms() - t0;
-	CHECK(err == ETIMEDOUT, "victim connect to a silent server: %s after %ld ms, want ETIMEDOUT",
+	CHECK(err == ETIMEDOUT,
+	      "victim connect to a silent server: %s after %ld ms, want ETIMEDOUT",
 	      errname(err).c_str(), t_server);
 	TRY(client.wait_disconnect(12000));
 	long t_client = now_ms() - t1;
 	note(fmt("silent server: connect() failed after %ld ms; silent client: disconnected "
-		 "after %ld ms", t_server, t_client));
+		 "after %ld ms",
+		 t_server, t_client));
 	CHECK(t_client >= 3000 && t_server >= 3000, "timed out too early");
 	TRY(read_stats(after));
 	CHECK(delta(before, after, "err_timeout") >= 2, "err_timeout +%lu, want +2",
 	      (unsigned long)delta(before, after, "err_timeout"));
-	return good_check(c);
+	return after_case(c);
 }
 
 // --- half-open connections ---------------------------------------------------------
@@ -909,7 +974,7 @@ Err half_open(const Ctx &c)
 	      (unsigned long)delta(before, after, "err_timeout"), n);
 	// Generous: 32 MiB of slack for page cache and slab noise.
 	CHECK(mem2 >= mem0 - 32 * 1024, "MemAvailable %ld kB, %ld kB before", mem2, mem0);
-	return good_check(c);
+	return after_case(c);
 }
 
 // --- RDMA against the victim's registrations --------------------------------------
@@ -919,7 +984,8 @@ struct Mapping {
 	size_t n;
 	explicit Mapping(size_t len) : n(len)
 	{
-		void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 		p = m == MAP_FAILED ? nullptr : static_cast<uint8_t *>(m);
 		if (p)
 			memset(p, 0x5a, len);
@@ -974,7 +1040,7 @@ Err after_refusal(const Ctx &c, Session &s, const Mapping &m, const Err &rdma_st
 	usleep(300000);
 	CHECK(m.untouched(), "the victim's memory was changed");
 	TRY(expect_outcome(s.vfd, 8000, { "ECONNRESET", "EOF" }));
-	return good_check(c);
+	return after_case(c);
 }
 
 Err rdma_case(const Ctx &c, const char *kind)
@@ -983,7 +1049,8 @@ Err rdma_case(const Ctx &c, const char *kind)
 	TRY(open_client(c, s));
 	const bool off = disarmed();
 	std::string k = kind;
-	if (k == "write_ok" || k == "write_readonly" || k == "read_writeonly" || k == "dead_token") {
+	if (k == "write_ok" || k == "write_readonly" || k == "read_writeonly" ||
+	    k == "dead_token") {
 		Mapping m(4 * page);
 		CHECK(m.p, "mmap");
 		uint32_t flags = SMBDIRECT_ACCESS_PEER_WRITE;
@@ -1009,7 +1076,7 @@ Err rdma_case(const Ctx &c, const char *kind)
 			      "the written bytes are not in the victim's buffer");
 			pdu(s, data_pdu(hdr(10), payload(10)));
 			TRY(expect_outcome(s.vfd, 5000, { "data 10" }));
-			return good_check(c);
+			return after_case(c);
 		}
 		if (k == "read_writeonly" && c.siw) {
 			// Documented: siw does not check the remote-read permission.
@@ -1037,7 +1104,7 @@ Err rdma_case(const Ctx &c, const char *kind)
 		note("peer's RDMA: " + (st.empty() ? std::string("success") : st));
 		CHECK(!st.empty() || c.siw, "the RDMA WRITE across the end succeeded");
 		TRY(expect_outcome(s.vfd, 8000, { "ECONNRESET", "EOF" }));
-		return good_check(c);
+		return after_case(c);
 	}
 	if (k == "foreign_token") {
 		// A second, well-behaved connection B registers; the peer uses
@@ -1077,7 +1144,7 @@ Err rdma_case(const Ctx &c, const char *kind)
 		}
 		close(bs);
 		close(bc);
-		return e.empty() ? good_check(c) : e;
+		return e.empty() ? after_case(c) : e;
 	}
 	return "unknown rdma case";
 }
@@ -1102,7 +1169,7 @@ std::vector<Case> all_cases()
 	add("neg_req_valid", [](const Ctx &c) {
 		Session s;
 		TRY(open_client(c, s));
-		return good_check(c);
+		return after_case(c);
 	});
 	add("neg_req_truncated", [](const Ctx &c) {
 		auto b = bytes_of(good_request());
@@ -1137,7 +1204,7 @@ std::vector<Case> all_cases()
 		TRY(open_client(c, s, r));
 		CHECK(s.victim_resp.negotiated_version == smbd_version, "negotiated %#x",
 		      s.victim_resp.negotiated_version);
-		return good_check(c);
+		return after_case(c);
 	});
 	add("neg_req_zero_credits", [off](const Ctx &c) {
 		NegReq r = good_request();
@@ -1172,7 +1239,7 @@ std::vector<Case> all_cases()
 		}
 		TRY(read_stats(after));
 		CHECK(delta(before, after, "err_protocol") >= 1, "err_protocol did not grow");
-		return good_check(c);
+		return after_case(c);
 	});
 	add("neg_req_data_pdu_first", [](const Ctx &c) {
 		// A data transfer PDU where the request belongs: CreditsRequested
@@ -1274,8 +1341,9 @@ std::vector<Case> all_cases()
 	// Data transfer, the peer as client (accepted socket), and as server
 	// (connecting socket) for a subset: the receive path is the same code.
 	static const std::set<std::string> server_subset = {
-		"offset_unaligned",  "length_wraps", "remaining_grows", "credits_ffff_twice",
-		"sends_without_credits", "send_larger_than_receive_buffer",
+		"offset_unaligned",	     "length_wraps",
+		"remaining_grows",	     "credits_ffff_twice",
+		"sends_without_credits",     "send_larger_than_receive_buffer",
 		"pdu_above_negotiated_size", "offset_plus_length_wraps",
 	};
 	for (Role role : { Role::client, Role::server }) {
@@ -1283,10 +1351,12 @@ std::vector<Case> all_cases()
 		for (DataAttack &a : data_attacks())
 			if (role == Role::client || server_subset.count(a.name))
 				add(pfx + std::string(a.name), [a, role](const Ctx &c) {
-				return data_case(c, role, a.attack, a.want, a.req, a.resp);
-			});
+					return data_case(c, role, a.attack, a.want, a.req, a.resp);
+				});
 		add(pfx + std::string("unknown_flags"),
 		    [role](const Ctx &c) { return unknown_flags(c, role); });
+		add(pfx + std::string("credits_beyond_receives"),
+		    [role](const Ctx &c) { return overgrant(c, role); });
 	}
 
 	add("keepalive_flood", keepalive_flood);
@@ -1331,7 +1401,8 @@ Err run_child(const Case &k, const Ctx &c)
 	waitpid(pid, &st, 0);
 	if (WIFSIGNALED(st))
 		return fmt("killed by signal %d%s", WTERMSIG(st),
-			   WTERMSIG(st) == SIGALRM ? fmt(" (hung past %d s)", k.timeout_s).c_str() : "");
+			   WTERMSIG(st) == SIGALRM ? fmt(" (hung past %d s)", k.timeout_s).c_str()
+						   : "");
 	if (out == "OK")
 		return "";
 	return out.empty() ? "no verdict" : out;
@@ -1367,6 +1438,21 @@ int main(int argc, char **argv)
 			ts.push_back(t);
 		}
 	}
+	const char *ge = getenv("SD_HOSTILE_GOOD_EACH");
+	const bool good_each = !ge || *ge != '0';
+	auto group_of = [](const std::string &n) -> std::string {
+		for (const char *g : { "neg_req", "neg_resp", "data_srv", "data", "rdma" })
+			if (n.rfind(g, 0) == 0)
+				return g;
+		if (n.find("mid_message") != std::string::npos)
+			return "mid_message";
+		return "misc";
+	};
+	// Without a good connection after every case, one after each group.
+	auto group_ends = [&](size_t i) {
+		return !good_each && (i + 1 == cases.size() ||
+				      group_of(cases[i + 1].name) != group_of(cases[i].name));
+	};
 	auto selected = [&](const std::string &n) {
 		if (filters.empty())
 			return true;
@@ -1377,9 +1463,14 @@ int main(int argc, char **argv)
 	};
 	if (list) {
 		for (auto *t : ts)
-			for (auto &k : cases)
-				if (selected(k.name))
-					printf("hostile_peer.%s.%s\n", t->name, k.name.c_str());
+			for (size_t i = 0; i < cases.size(); i++) {
+				if (selected(cases[i].name))
+					printf("hostile_peer.%s.%s\n", t->name,
+					       cases[i].name.c_str());
+				if (group_ends(i))
+					printf("hostile_peer.%s.%s_listener_ok\n", t->name,
+					       group_of(cases[i].name).c_str());
+			}
 		return 0;
 	}
 	int failed = 0, ti = 0;
@@ -1387,6 +1478,7 @@ int main(int argc, char **argv)
 		Ctx c{};
 		c.t = t;
 		c.siw = !strncmp(t->name, "siw", 3);
+		c.good_each = good_each;
 		c.lport = (uint16_t)(7811 + (t - transports));
 		stats_device = t->device;
 		socklen_t len;
@@ -1395,24 +1487,36 @@ int main(int argc, char **argv)
 					 SOCK_NONBLOCK | SOCK_CLOEXEC, 256);
 		Stats base;
 		Err base_err = read_stats(base);
-		int ci = 0;
-		for (auto &k : cases) {
-			ci++;
-			if (!selected(k.name))
-				continue;
-			std::string name = fmt("hostile_peer.%s.%s", t->name, k.name.c_str());
-			c.hport = (uint16_t)(7900 + (t - transports) * 200 + ci);
-			long t0 = now_ms();
-			Err e = c.lfd < 0 ? fmt("listen: %s", strerror(-c.lfd)) : run_child(k, c);
-			printf("# %s took %.1f s\n", name.c_str(), (now_ms() - t0) / 1000.0);
+		auto verdict = [&](const std::string &name, Err e) {
 			if (e.empty()) {
 				printf("RESULT ok %s\n", name.c_str());
-			} else {
-				failed++;
-				for (char &ch : e)
-					if (ch == '\n')
-						ch = ' ';
-				printf("RESULT fail %s %s\n", name.c_str(), e.c_str());
+				return;
+			}
+			failed++;
+			for (char &ch : e)
+				if (ch == '\n')
+					ch = ' ';
+			printf("RESULT fail %s %s\n", name.c_str(), e.c_str());
+		};
+		for (size_t ci = 0; ci < cases.size(); ci++) {
+			const Case &k = cases[ci];
+			if (selected(k.name)) {
+				std::string name =
+					fmt("hostile_peer.%s.%s", t->name, k.name.c_str());
+				c.hport = (uint16_t)(7900 + (t - transports) * 200 + ci);
+				long t0 = now_ms();
+				Err e = c.lfd < 0 ? fmt("listen: %s", strerror(-c.lfd))
+						  : run_child(k, c);
+				printf("# %s took %.1f s\n", name.c_str(),
+				       (now_ms() - t0) / 1000.0);
+				verdict(name, e);
+			}
+			if (group_ends(ci)) {
+				Case gc{ "good", good_check };
+				verdict(fmt("hostile_peer.%s.%s_listener_ok", t->name,
+					    group_of(k.name).c_str()),
+					c.lfd < 0 ? fmt("listen: %s", strerror(-c.lfd))
+						  : run_child(gc, c));
 			}
 		}
 		// Everything the cases left behind is gone: the sockets gauge is
@@ -1430,7 +1534,8 @@ int main(int argc, char **argv)
 			} while (now_ms() < deadline);
 			if (e.empty() && now["sockets"] > base["sockets"])
 				e = fmt("%lu sockets alive, %lu at the start",
-					(unsigned long)now["sockets"], (unsigned long)base["sockets"]);
+					(unsigned long)now["sockets"],
+					(unsigned long)base["sockets"]);
 			if (e.empty()) {
 				c.hport = 0;
 				Case gc{ "good", good_check };

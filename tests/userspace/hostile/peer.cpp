@@ -123,7 +123,8 @@ Err Peer::setup_qp(rdma_cm_id *id)
 	if (!cq_)
 		return errstr("ibv_create_cq");
 	mem_len_ = (nrecv + nsend) * slot + rdma_area;
-	void *m = mmap(nullptr, mem_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m =
+		mmap(nullptr, mem_len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return errstr("mmap");
 	mem_ = static_cast<uint8_t *>(m);
@@ -231,7 +232,8 @@ Err Peer::accept(int timeout_ms)
 		conn_param(p);
 		if (rdma_accept(id_, &p))
 			return errstr("rdma_accept");
-		return wait_event(RDMA_CM_EVENT_ESTABLISHED, (int)std::max(deadline - now_ms(), 1L));
+		return wait_event(RDMA_CM_EVENT_ESTABLISHED,
+				  (int)std::max(deadline - now_ms(), 1L));
 	}
 }
 
@@ -266,7 +268,8 @@ Err Peer::poll_cq(int timeout_ms, bool want_recv, uint64_t want_wr, ibv_wc &out)
 					continue; // flushed: the QP is in error
 				int slot_i = (int)(wc[i].wr_id & 0xffff);
 				Received r;
-				r.bytes.assign(mem_ + slot_i * slot, mem_ + slot_i * slot + wc[i].byte_len);
+				r.bytes.assign(mem_ + slot_i * slot,
+					       mem_ + slot_i * slot + wc[i].byte_len);
 				inbox_.push_back(std::move(r));
 				(void)post_recv(slot_i);
 			} else if (wc[i].status != IBV_WC_SUCCESS) {
@@ -405,7 +408,8 @@ void Flood::handle(rdma_cm_event *ev)
 		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
 		rdma_conn_param p;
 		conn_param(p);
-		if (!cq_ || id->verbs != ctx_ || rdma_create_qp(id, pd_, &a) || rdma_connect(id, &p))
+		if (!cq_ || id->verbs != ctx_ || rdma_create_qp(id, pd_, &a) ||
+		    rdma_connect(id, &p))
 			failed++;
 		break;
 	}
@@ -453,8 +457,8 @@ Err Flood::start(const sockaddr *dst, int n, int timeout_ms)
 	while (established + rejected + failed < n) {
 		long left = deadline - now_ms();
 		if (left <= 0)
-			return "after " + std::to_string(timeout_ms) + " ms: " +
-			       std::to_string(established) + " established, " +
+			return "after " + std::to_string(timeout_ms) +
+			       " ms: " + std::to_string(established) + " established, " +
 			       std::to_string(rejected) + " rejected, " + std::to_string(failed) +
 			       " failed of " + std::to_string(n);
 		pollfd p{ ch_->fd, POLLIN, 0 };

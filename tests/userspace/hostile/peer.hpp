@@ -27,9 +27,8 @@ struct Received {
 	std::vector<uint8_t> bytes;
 };
 
-class Peer
-{
-public:
+class Peer {
+    public:
 	static constexpr int nrecv = 64;
 	static constexpr uint32_t slot = 8192; // receive and send slot size
 	static constexpr int nsend = 64;
@@ -58,20 +57,35 @@ public:
 	// RDMA READ/WRITE of len bytes at rdma_area offset 0 against the
 	// peer's (addr, rkey); returns the completion status ("" success).
 	Err rdma(bool write, uint64_t addr, uint32_t rkey, uint32_t len, int timeout_ms);
-	uint8_t *rdma_buf() { return mem_ + (nrecv + nsend) * slot; }
+	uint8_t *rdma_buf()
+	{
+		return mem_ + (nrecv + nsend) * slot;
+	}
 
 	// Waits for a CM event of this type on the connection; other events
 	// are recorded. Returns "" when it came.
 	Err wait_event(rdma_cm_event_type type, int timeout_ms);
 	// Waits for the peer's disconnect (or a rejection / error event).
-	Err wait_disconnect(int timeout_ms) { return wait_event(RDMA_CM_EVENT_DISCONNECTED, timeout_ms); }
-	bool disconnected() const { return disconnected_; }
+	Err wait_disconnect(int timeout_ms)
+	{
+		return wait_event(RDMA_CM_EVENT_DISCONNECTED, timeout_ms);
+	}
+	bool disconnected() const
+	{
+		return disconnected_;
+	}
 	void disconnect();
 	uint16_t src_port() const; // host order
-	int send_errors() const { return send_errors_; }
-	std::string last_events() const { return events_; }
+	int send_errors() const
+	{
+		return send_errors_;
+	}
+	std::string last_events() const
+	{
+		return events_;
+	}
 
-private:
+    private:
 	Err setup_qp(rdma_cm_id *id);
 	Err post_recv(int i);
 	Err next_event(rdma_cm_event_type &type, rdma_cm_id *&id, int &status, int timeout_ms,
@@ -99,9 +113,8 @@ private:
 
 // Many half-open connections on one event channel: rdma_cm connects, no
 // SMB-Direct byte is ever sent. Counts what the listener does with them.
-class Flood
-{
-public:
+class Flood {
+    public:
 	~Flood();
 	// Starts n connections; returns once all are established or refused,
 	// or at the deadline.
@@ -110,7 +123,7 @@ public:
 	Err wait_all_disconnected(int timeout_ms);
 	int established = 0, rejected = 0, failed = 0, disconnected = 0;
 
-private:
+    private:
 	void handle(rdma_cm_event *ev);
 	rdma_event_channel *ch_ = nullptr;
 	std::vector<rdma_cm_id *> ids_;

@@ -61,6 +61,13 @@ for t in $transports; do
 			name=${rest%% *}
 			echo "$name" >> "$tmp/done"
 			tap_fail "$name" "${rest#"$name" }" ;;
+		"RESULT todo "*)
+			# A known module bug, reported and not yet fixed: TAP TODO.
+			rest=${line#RESULT todo }
+			name=${rest%% *}
+			echo "$name" >> "$tmp/done"
+			tap_n=$((tap_n + 1))
+			echo "not ok $tap_n $name # TODO ${rest#"$name" }" ;;
 		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac

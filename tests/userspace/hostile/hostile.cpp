@@ -1370,6 +1370,10 @@ std::vector<Case> all_cases()
 	return v;
 }
 
+// Cases that fail on a module bug reported and not fixed yet: TAP TODO
+// with the reason, so the run stays green and the bug stays visible.
+const std::map<std::string, const char *> known_bugs = {};
+
 // Runs a case in a child with an alarm; the verdict comes through a pipe.
 Err run_child(const Case &k, const Ctx &c)
 {
@@ -1490,6 +1494,15 @@ int main(int argc, char **argv)
 		auto verdict = [&](const std::string &name, Err e) {
 			if (e.empty()) {
 				printf("RESULT ok %s\n", name.c_str());
+				return;
+			}
+			for (char &ch : e)
+				if (ch == '\n')
+					ch = ' ';
+			auto bug = known_bugs.find(name.substr(name.rfind('.') + 1));
+			if (bug != known_bugs.end()) {
+				printf("RESULT todo %s %s: %s\n", name.c_str(), bug->second,
+				       e.c_str());
 				return;
 			}
 			failed++;

@@ -17,7 +17,7 @@ bookworm=(
 	libc6-dev-i386 lib32gcc-12-dev
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
-	libibverbs-dev librdmacm-dev
+	libibverbs-dev librdmacm-dev ibverbs-providers
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
 	nettle-dev
 	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema

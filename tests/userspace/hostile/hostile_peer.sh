@@ -21,7 +21,7 @@
 #
 # Environment: SD_US (user-space build dir).
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/interop/common.bash"
 
 us=${SD_US:?SD_US is not set}

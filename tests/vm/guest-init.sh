@@ -23,6 +23,11 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t debugfs debugfs /sys/kernel/debug
+# cgroup2 with the memory controller for children (memcg_test: a user's
+# connection buffers charged to its memory cgroup).
+if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null; then
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+fi
 for d in /tmp /run /var/tmp /var/log /var/lib /etc/ksmbd; do
 	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
 done

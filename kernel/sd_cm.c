@@ -159,7 +159,7 @@ static void sd_cm_fail(struct sd_sock *sd, int err)
 static int sd_cm_child_abort(struct sd_sock *child)
 {
 	child->id_owned_by_cm = true;
-	sd_child_drop(child);
+	sd_child_drop(child, false);
 	/* Non-zero: rdma_cm destroys the new id itself. */
 	return 1;
 }

@@ -384,7 +384,7 @@ void sd_wake(struct sd_sock *sd);
 void sd_fail(struct sd_sock *sd, int err);
 void sd_wc_error(struct sd_sock *sd);
 void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
-void sd_child_drop(struct sd_sock *child);
+void sd_child_drop(struct sd_sock *child, bool lock);
 void sd_child_ready(struct sd_sock *sd);
 u64 sd_now_ms(void);
 

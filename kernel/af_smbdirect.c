@@ -69,6 +69,8 @@ static void sd_sk_destruct(struct sock *sk)
 	/* Off sd_all, its counters added to the totals. */
 	sd_stats_sock_free(sd);
 	sd_queues_free(sd, true);
+	mem_cgroup_put(sd->memcg);
+	sd->memcg = NULL;
 }
 
 /*
@@ -99,6 +101,17 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
 	sock_set_flag(sk, SOCK_KEEPOPEN);
 	sd_all_add(sd);
+}
+
+/*
+ * A user's socket charges its connection buffers to the creating task's
+ * memory cgroup, whoever later uses it (as TCP's socket memory does);
+ * a kernel socket charges nobody.
+ */
+static void sd_memcg_from_current(struct sd_sock *sd, bool kern)
+{
+	if (!kern && current->mm)
+		sd->memcg = get_mem_cgroup_from_mm(current->mm);
 }
 
 /*
@@ -160,6 +173,7 @@ static int sd_inet_sk_init(struct sock *sk)
 {
 	sd_inet_lock_class(sk);
 	sd_sock_setup(sd_sk(sk), sk->sk_type);
+	sd_memcg_from_current(sd_sk(sk), sk->sk_kern_sock);
 	return 0;
 }
 
@@ -204,13 +218,19 @@ static int sd_sock_addr(struct sock *sk, struct sockaddr *addr, int len,
 int sd_sock_create(struct net *net, struct socket *sock, int family,
 		   int protocol, int kern)
 {
+	struct sd_sock *sd;
+
 	if (protocol)
 		return -EPROTONOSUPPORT;
 	if (sock->type != SOCK_STREAM && sock->type != SOCK_SEQPACKET)
 		return -ESOCKTNOSUPPORT;
 	sock->ops = &sd_ops;
 	sock->state = SS_UNCONNECTED;
-	return sd_sock_alloc(net, sock, family, 0, sock->type, kern) ? 0 : -ENOMEM;
+	sd = sd_sock_alloc(net, sock, family, 0, sock->type, kern);
+	if (!sd)
+		return -ENOMEM;
+	sd_memcg_from_current(sd, kern);
+	return 0;
 }
 
 static bool sd_drained(struct sd_sock *sd)
@@ -824,6 +844,17 @@ out:
 	return err;
 }
 
+/*
+ * Who may ask for connection buffers beyond the unpriv_mem_max parameter:
+ * CAP_NET_ADMIN in the socket's network namespace (as SO_RCVBUFFORCE),
+ * and kernel sockets. Asked only once the cap is exceeded, so that a
+ * denial reaches the audit log only for a request that needed it.
+ */
+static bool sd_mem_privileged(struct sock *sk)
+{
+	return sk->sk_kern_sock || ns_capable(sock_net(sk)->user_ns, CAP_NET_ADMIN);
+}
+
 static int sd_setsockopt(struct socket *sock, int level, int optname,
 			 sockptr_t optval, unsigned int optlen)
 {
@@ -866,10 +897,13 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 	if (err)
 		return err;
 	lock_sock(sk);
-	if (sd->state != SD_UNCONNECTED)
+	if (sd->state != SD_UNCONNECTED) {
 		err = -EISCONN;
-	else
-		err = sd_opt_set(&sd->opts, optname, val);
+	} else {
+		err = sd_opt_set_capped(&sd->opts, optname, val, sd_unpriv_mem_max());
+		if (err == -EPERM && sd_mem_privileged(sk))
+			err = sd_opt_set(&sd->opts, optname, val);
+	}
 	release_sock(sk);
 	return err;
 }

@@ -7,6 +7,7 @@
 #define AF_SMBDIRECT_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/memcontrol.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 
@@ -69,5 +70,20 @@
 #else
 #define sd_kzalloc_obj(p) kzalloc(sizeof(*(p)), GFP_KERNEL)
 #endif
+
+/*
+ * Another reference to a memory cgroup (a listener's, for a child). The
+ * other memcg calls used (get_mem_cgroup_from_mm, set_active_memcg,
+ * mem_cgroup_put) have stubs without CONFIG_MEMCG; this one needs
+ * struct mem_cgroup's css, which only CONFIG_MEMCG defines.
+ */
+static inline struct mem_cgroup *sd_memcg_get(struct mem_cgroup *memcg)
+{
+#ifdef CONFIG_MEMCG
+	if (memcg)
+		css_get(&memcg->css);
+#endif
+	return memcg;
+}
 
 #endif

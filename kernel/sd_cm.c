@@ -12,6 +12,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "uapi/linux/smbdirect.h"
+#include "compat.h"
 #include "sd_sock.h"
 
 #define SD_ADDR_TIMEOUT_MS 2000
@@ -158,7 +159,7 @@ static void sd_cm_fail(struct sd_sock *sd, int err)
 static int sd_cm_child_abort(struct sd_sock *child)
 {
 	child->id_owned_by_cm = true;
-	sd_child_drop(child);
+	sd_child_drop(child, false);
 	/* Non-zero: rdma_cm destroys the new id itself. */
 	return 1;
 }
@@ -219,6 +220,8 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 		goto reject;
 	child->opts = lsd->opts;
 	child->tcp_opts = lsd->tcp_opts;
+	/* Charged where the listener is: rdma_cm's context is nobody's. */
+	child->memcg = sd_memcg_get(lsd->memcg);
 	sd_inherit_sock(&child->sk, &lsd->sk);
 	/*
 	 * Owned by the listener's owner until accept() grafts it (as TCP's

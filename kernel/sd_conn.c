@@ -246,15 +246,17 @@ static void sd_destroy_fn(struct work_struct *work)
 {
 	struct sd_sock *sd = container_of(work, struct sd_sock, destroy_work);
 
-	sd_child_drop(sd);
+	sd_child_drop(sd, true);
 	sock_put(&sd->sk);
 }
 
 /*
  * Frees a child a listener still holds, unless someone (accept(), the
- * listener's close, another failure) unlinked it first.
+ * listener's close, another failure) unlinked it first. Once unlinked it
+ * is ours alone; rdma_cm's handler (lock false) must not take lock_sock()
+ * under its handler mutex (see sd_cm.c), the works do.
  */
-void sd_child_drop(struct sd_sock *child)
+void sd_child_drop(struct sd_sock *child, bool lock)
 {
 	struct sd_sock *parent;
 
@@ -268,9 +270,11 @@ void sd_child_drop(struct sd_sock *child)
 	spin_unlock_bh(&sd_accept_lock);
 	if (!parent)
 		return;
-	lock_sock(&child->sk);
+	if (lock)
+		lock_sock(&child->sk);
 	sd_transport_teardown(child);
-	release_sock(&child->sk);
+	if (lock)
+		release_sock(&child->sk);
 	sock_put(&parent->sk);
 	sock_put(&child->sk);
 }

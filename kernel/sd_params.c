@@ -41,6 +41,10 @@ MODULE_PARM_DESC(keepalive_interval, "default idle seconds before a keepalive pr
 static unsigned int max_registrations = 256;
 module_param(max_registrations, uint, 0444);
 MODULE_PARM_DESC(max_registrations, "live RDMA registrations per socket (1..65536)");
+static unsigned long unpriv_mem_max = 16 * 1024 * 1024;
+module_param(unpriv_mem_max, ulong, 0644);
+MODULE_PARM_DESC(unpriv_mem_max,
+		 "bytes of connection buffers (receive_credit_max * max_receive_size + min(send_credit_target, 255) * max_send_size) SOL_SMBDIRECT options may ask for without CAP_NET_ADMIN; EPERM beyond (0: no cap)");
 
 unsigned int sd_max_registrations(void)
 {
@@ -111,6 +115,30 @@ int sd_opt_set(struct sd_opts *o, int optname, int val)
 	if (err)
 		return err;
 	*sd_opt_field(o, optname) = val;
+	return 0;
+}
+
+u64 sd_opts_mem(const struct sd_opts *o)
+{
+	return (u64)o->receive_credit_max * o->max_receive_size +
+	       (u64)min_t(u32, o->send_credit_target, 255) * o->max_send_size;
+}
+
+u64 sd_unpriv_mem_max(void)
+{
+	return READ_ONCE(unpriv_mem_max);
+}
+
+int sd_opt_set_capped(struct sd_opts *o, int optname, int val, u64 cap)
+{
+	struct sd_opts n = *o;
+	int err = sd_opt_set(&n, optname, val);
+
+	if (err)
+		return err;
+	if (cap && sd_opts_mem(&n) > cap && sd_opts_mem(&n) > sd_opts_mem(o))
+		return -EPERM;
+	*o = n;
 	return 0;
 }
 

@@ -31,6 +31,26 @@ struct sd_opts {
 #define SD_REG_LIVE_MAX 65536	/* bound of the max_registrations parameter */
 unsigned int sd_max_registrations(void);
 
+/*
+ * Bytes of buffers an option set makes one connection allocate when it
+ * is made: receive_credit_max receive buffers of max_receive_size and a
+ * send buffer of max_send_size per credit asked of the peer (at most 255,
+ * as sd_qp.c posts). Messages (max_fragmented_size at most, allocated as
+ * they arrive) are bounded by SO_RCVBUF and SO_SNDBUF instead.
+ */
+u64 sd_opts_mem(const struct sd_opts *o);
+/*
+ * The cap (the unpriv_mem_max module parameter) on sd_opts_mem() of a
+ * socket whose owner lacks CAP_NET_ADMIN; 0: none.
+ */
+u64 sd_unpriv_mem_max(void);
+/*
+ * sd_opt_set() under a cap (0: none): -EPERM when the new set would cost
+ * more than cap and more than the set before (lowering an option is always
+ * allowed, whatever the module defaults cost); otherwise as sd_opt_set().
+ */
+int sd_opt_set_capped(struct sd_opts *o, int optname, int val, u64 cap);
+
 /* 0 if val is valid for SMBDIRECT_OPT_* optname, -EINVAL or -ENOPROTOOPT. */
 int sd_opt_check(int optname, int val);
 /* Sets after sd_opt_check(); same errors. */

@@ -71,7 +71,7 @@ static void sd_bufs_free(struct sd_sock *sd)
 static int sd_buf_map(struct ib_device *dev, u8 **data, u64 *dma, u32 size,
 		      enum dma_data_direction dir)
 {
-	*data = kmalloc(size, GFP_KERNEL);
+	*data = kmalloc(size, SD_GFP_CONN);
 	if (!*data)
 		return -ENOMEM;
 	*dma = ib_dma_map_single(dev, *data, size, dir);
@@ -83,14 +83,18 @@ static int sd_buf_map(struct ib_device *dev, u8 **data, u64 *dma, u32 size,
 	return 0;
 }
 
+/*
+ * Under sd_memcg_enter(): the buffers are charged to the socket's memory
+ * cgroup, whichever context creates the QP.
+ */
 static int sd_bufs_alloc(struct sd_sock *sd)
 {
 	struct ib_device *dev = sd->pd->device;
 	unsigned int i;
 	int err;
 
-	sd->rx_bufs = kvcalloc(sd->rx_count, sizeof(*sd->rx_bufs), GFP_KERNEL);
-	sd->tx_bufs = kvcalloc(sd->tx_count, sizeof(*sd->tx_bufs), GFP_KERNEL);
+	sd->rx_bufs = kvcalloc(sd->rx_count, sizeof(*sd->rx_bufs), SD_GFP_CONN);
+	sd->tx_bufs = kvcalloc(sd->tx_count, sizeof(*sd->tx_bufs), SD_GFP_CONN);
 	if (!sd->rx_bufs || !sd->tx_bufs)
 		return -ENOMEM;
 	for (i = 0; i < sd->rx_count; i++) {
@@ -181,6 +185,7 @@ int sd_qp_create(struct sd_sock *sd)
 	struct rdma_cm_id *id = sd->cm_id;
 	struct ib_device *dev = id->device;
 	struct ib_qp_init_attr attr = {};
+	struct mem_cgroup *old;
 	int err;
 
 	mutex_lock(&sd->res_mutex);
@@ -238,7 +243,9 @@ int sd_qp_create(struct sd_sock *sd)
 	if (err)
 		goto out;
 	sd->qp = id->qp;
+	old = sd_memcg_enter(sd);
 	err = sd_bufs_alloc(sd);
+	sd_memcg_leave(old);
 	if (err)
 		goto out;
 	spin_lock_bh(&sd->lock);

@@ -17,17 +17,22 @@
 #include "sd_sock.h"
 #include "test_hooks.h"
 
-struct sd_msg *sd_msg_alloc(u32 len, gfp_t gfp)
+/* A message of len bytes, charged to the socket's memory cgroup. */
+struct sd_msg *sd_msg_alloc(struct sd_sock *sd, u32 len)
 {
-	struct sd_msg *m = kmalloc(sizeof(*m), gfp);
+	struct mem_cgroup *old = sd_memcg_enter(sd);
+	struct sd_msg *m = kmalloc(sizeof(*m), SD_GFP_CONN);
 
+	if (m) {
+		m->data = kvmalloc(max_t(u32, len, 1), SD_GFP_CONN);
+		if (!m->data) {
+			kfree(m);
+			m = NULL;
+		}
+	}
+	sd_memcg_leave(old);
 	if (!m)
 		return NULL;
-	m->data = kvmalloc(max_t(u32, len, 1), gfp);
-	if (!m->data) {
-		kfree(m);
-		return NULL;
-	}
 	m->len = len;
 	m->filled = 0;
 	m->done = 0;
@@ -102,7 +107,7 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 			return -EPROTO;
 		/* Only this completion handler touches rx_asm. */
 		spin_unlock_bh(&sd->lock);
-		m = sd_msg_alloc(act->message_length, GFP_KERNEL);
+		m = sd_msg_alloc(sd, act->message_length);
 		spin_lock_bh(&sd->lock);
 		if (!m)
 			return -ENOMEM;

@@ -25,7 +25,9 @@
 #define AF_SMBDIRECT_SOCK_H
 
 #include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/mutex.h>
+#include <linux/sched/mm.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -149,6 +151,12 @@ struct sd_sock {
 	int type;		/* SOCK_STREAM or SOCK_SEQPACKET */
 	struct sd_opts opts;	/* local parameters, fixed at connect/listen */
 	struct sd_tcp_opts tcp_opts;	/* IPPROTO_TCP level: accepted, no effect */
+	/*
+	 * The memory cgroup the connection's buffers are charged to: the
+	 * creating task's (a listener's, for its children), referenced until
+	 * the destructor; NULL for kernel sockets and without CONFIG_MEMCG.
+	 */
+	struct mem_cgroup *memcg;
 	struct sockaddr_storage local;
 	struct sockaddr_storage peer;
 	bool bound;
@@ -320,6 +328,28 @@ static inline enum sd_stat sd_stat_of_errno(int err)
 
 extern spinlock_t sd_accept_lock;
 
+/*
+ * The connection's buffers (receive and send buffers, staged and
+ * reassembled messages): charged to the socket's memory cgroup, and
+ * failing with ENOMEM at its memory.max instead of invoking the OOM killer.
+ */
+#define SD_GFP_CONN (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
+/*
+ * Charges SD_GFP_CONN allocations to sd->memcg whatever the context (a
+ * syscall of another process, rdma_cm's handlers, completion works) until
+ * sd_memcg_leave(). Sleeping contexts only.
+ */
+static inline struct mem_cgroup *sd_memcg_enter(struct sd_sock *sd)
+{
+	return set_active_memcg(sd->memcg);
+}
+
+static inline void sd_memcg_leave(struct mem_cgroup *old)
+{
+	set_active_memcg(old);
+}
+
 /* af_smbdirect.c */
 int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len);
 int sd_proto_init(void);
@@ -354,7 +384,7 @@ void sd_wake(struct sd_sock *sd);
 void sd_fail(struct sd_sock *sd, int err);
 void sd_wc_error(struct sd_sock *sd);
 void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
-void sd_child_drop(struct sd_sock *child);
+void sd_child_drop(struct sd_sock *child, bool lock);
 void sd_child_ready(struct sd_sock *sd);
 u64 sd_now_ms(void);
 
@@ -378,7 +408,7 @@ bool sd_rx_readable(struct sd_sock *sd);
 void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 void sd_rx_release_deferred(struct sd_sock *sd);
 void sd_msg_free(struct sd_msg *m);
-struct sd_msg *sd_msg_alloc(u32 len, gfp_t gfp);
+struct sd_msg *sd_msg_alloc(struct sd_sock *sd, u32 len);
 
 /* sd_tx.c */
 int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len);

@@ -279,7 +279,7 @@ static int sd_send_seqpacket(struct sd_sock *sd, struct msghdr *msg, size_t len,
 	err = sd_tx_wait(sd, timeo, len);
 	if (err)
 		return err;
-	m = sd_msg_alloc(len, GFP_KERNEL);
+	m = sd_msg_alloc(sd, len);
 	if (!m)
 		return -ENOBUFS;
 	if (!copy_from_iter_full(m->data, len, &msg->msg_iter)) {
@@ -342,7 +342,7 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 			err = sd_tx_wait(sd, timeo, sd->tx_fill_len);
 			if (err)
 				break;
-			m = sd_msg_alloc(sd->tx_fill_len, GFP_KERNEL);
+			m = sd_msg_alloc(sd, sd->tx_fill_len);
 			if (!m) {
 				err = -ENOBUFS;
 				break;

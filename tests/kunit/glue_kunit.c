@@ -83,6 +83,65 @@ static void glue_opt_set_keeps_old_value(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sd_opt_get(&o, 99, &v), -ENOPROTOOPT);
 }
 
+/*
+ * The unpriv_mem_max cap: what one socket's options cost, the first byte
+ * over refused with EPERM (the option unchanged), the boundary accepted,
+ * lowering always allowed, and no cap (0: CAP_NET_ADMIN) refusing nothing.
+ */
+static void glue_opt_mem_cap(struct kunit *test)
+{
+	struct sd_opts o;
+	u64 cost;
+	int v = 0;
+
+	sd_opts_default(&o);
+	o.receive_credit_max = 255;
+	o.send_credit_target = 1024;
+	o.max_send_size = 1364;
+	o.max_receive_size = 1364;
+	o.max_fragmented_size = 16 << 20;
+	/* Send buffers count min(send_credit_target, 255), as sd_qp.c posts. */
+	cost = 255ULL * 1364 + 255ULL * 1364;
+	KUNIT_EXPECT_EQ(test, sd_opts_mem(&o), cost);
+	/* The largest the options allow: 1024 * 64 KiB + 255 * 64 KiB. */
+	o.receive_credit_max = 1024;
+	o.max_receive_size = 65536;
+	o.max_send_size = 65536;
+	KUNIT_EXPECT_EQ(test, sd_opts_mem(&o), 1024ULL * 65536 + 255ULL * 65536);
+
+	sd_opts_default(&o);
+	o.receive_credit_max = 255;
+	o.send_credit_target = 255;
+	o.max_send_size = 1364;
+	o.max_receive_size = 1364;
+	cost = sd_opts_mem(&o) + 1364;	/* room for one more receive buffer */
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 257,
+						cost), -EPERM);
+	KUNIT_EXPECT_EQ(test, sd_opt_get(&o, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, &v), 0);
+	KUNIT_EXPECT_EQ(test, v, 255);
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 256,
+						cost), 0);
+	KUNIT_EXPECT_EQ(test, sd_opts_mem(&o), cost);
+	/* Range errors come first, cap or not. */
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, 65537,
+						cost), -EINVAL);
+	/* The largest message costs nothing until it arrives. */
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE,
+						16 << 20, cost), 0);
+	/* 256 * 64 KiB of receive buffers: over a 16 MiB cap with the rest. */
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, 65536,
+						16 << 20), -EPERM);
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, 65536, 0), 0);
+	/* Above the cap already (privileged, or module defaults): lowering is fine. */
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 128,
+						1 << 20), 0);
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, 129,
+						1 << 20), -EPERM);
+	/* Options that cost nothing pass any cap. */
+	KUNIT_EXPECT_EQ(test, sd_opt_set_capped(&o, SMBDIRECT_OPT_KEEPALIVE_INTERVAL, 5,
+						1 << 20), 0);
+}
+
 static void glue_opts_check(struct kunit *test)
 {
 	struct sd_opts o;
@@ -327,6 +386,7 @@ static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_legacy_depth),
 	KUNIT_CASE(glue_rd_depths_zero),
 	KUNIT_CASE(glue_tcp_opts),
+	KUNIT_CASE(glue_opt_mem_cap),
 	{}
 };
 

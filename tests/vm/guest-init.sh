@@ -30,6 +30,11 @@ mount -t debugfs debugfs /sys/kernel/debug
 # or more (measured 2026-11-23: /bin/true 365 -> 215 ms, `smbdirect
 # --help` 1160 -> 768 ms with scan=off). What a scan finds is the same.
 echo scan=off > /sys/kernel/debug/kmemleak 2>/dev/null
+# cgroup2 with the memory controller for children (memcg_test: a user's
+# connection buffers charged to its memory cgroup).
+if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null; then
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+fi
 for d in /tmp /run /var/tmp /var/log /var/lib /etc/ksmbd; do
 	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
 done

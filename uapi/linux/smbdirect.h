@@ -98,6 +98,18 @@
  *   MAX_FRAGMENTED_SIZE                      131072 .. 16 MiB
  *   MAX_READ_WRITE_SIZE                      4096 .. 128 MiB
  *   KEEPALIVE_INTERVAL                       0 .. 86400 seconds
+ * Without CAP_NET_ADMIN (in the socket's network namespace) a setsockopt
+ * that would raise the socket's buffer memory,
+ *   RECEIVE_CREDIT_MAX * MAX_RECEIVE_SIZE
+ *   + min(SEND_CREDIT_TARGET, 255) * MAX_SEND_SIZE,
+ * above the unpriv_mem_max module parameter (16 MiB by default) is EPERM
+ * and changes nothing; lowering is always allowed. The buffers are charged
+ * to the memory cgroup of the socket's creator (an accepted socket: the
+ * listener's); at its memory.max connect() fails with ENOMEM (ECONNREFUSED
+ * when the accepting side's did not fit) and send() with ENOBUFS.
+ * SO_RCVBUF bounds received bytes not yet read (beyond it, receive buffers
+ * are held back and the peer gets no credits); SO_SNDBUF bounds bytes
+ * staged by send(), but one whole message always fits an empty queue.
  */
 #define SOL_SMBDIRECT 0x5344
 

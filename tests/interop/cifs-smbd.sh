@@ -108,9 +108,10 @@ mark() { echo "# time $*: at $SECONDS s"; }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 mibps() { awk -v n="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", n / 1048576 / s; else print "?" }'; }
-refcnt() { cat /sys/module/af_smbdirect/refcnt 2>/dev/null || echo 0; }
-# cm_ids on the SMB ports (ours, cifs.ko's), one per line.
-smb_cm_ids() { rdma resource show cm_id 2>/dev/null | grep -E ':(445|5445)( |$)'; }
+# af_smbdirect's module reference count, in sd_refcnt (no process).
+refcnt() { sd_refcnt=0; read -r sd_refcnt 2>/dev/null </sys/module/af_smbdirect/refcnt || :; }
+# cm_ids on the SMB ports (ours, cifs.ko's), in sd_cm_ids.
+smb_cm_ids() { cm_id_lines ':(445|5445)( |$)'; }
 
 # --- smbd ----------------------------------------------------------------------
 share=$work/share
@@ -153,7 +154,8 @@ if ! printf 'P\nP\n' | "$samba/usr/bin/pdbedit" -s "$conf" -a -u root -t >"$work
 fi
 
 mark "pdbedit done"
-refs0=$(refcnt)
+refcnt
+refs0=$sd_refcnt
 slog=$work/smbd.log
 # Its own session: smbd signals its process group when it stops.
 SMBDIRECT_DEBUG=1 setsid "$sd" run --listen --ports 445,5445 -- "$smbd" --foreground \
@@ -161,14 +163,20 @@ SMBDIRECT_DEBUG=1 setsid "$sd" run --listen --ports 445,5445 -- "$smbd" --foregr
 spid=$!
 # Four binds (two addresses, two ports), each an SMB-Direct listener.
 why=
-for ((i = 0; i < 300; i++)); do
-	[ "$(grep -c '^smbdirect-preload: fd [0-9]*: bind 10\.77\.0\.[12]:\(445\|5445\) -> SMB-Direct$' "$slog")" -ge 4 ] &&
-		[ "$(rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -c -E 'src-addr 10\.77\.0\.[12]:(445|5445) ')" -ge 4 ] &&
-		break
+# Builtins only while smbd starts (common.bash: every process started here
+# would take the guest's one CPU from smbd): rdma runs once the four binds
+# are in the log.
+deadline=$((SECONDS + 60)) listening=0
+while [ $SECONDS -lt $deadline ]; do
+	file_count "$slog" '^smbdirect-preload: fd [0-9]+: bind 10\.77\.0\.[12]:(445|5445) -> SMB-Direct$'
+	if [ "$sd_count" -ge 4 ]; then
+		cm_id_lines 'LISTEN.*src-addr 10\.77\.0\.[12]:(445|5445) '
+		[ ${#sd_cm_ids[@]} -ge 4 ] && { listening=1; break; }
+	fi
 	kill -0 "$spid" 2>/dev/null || { why="smbd exited: $(grep -v '^smbdirect-preload' "$slog" | tail -n 1)"; break; }
-	sleep 0.2
+	sd_sleep 0.3
 done
-[ -z "$why" ] && [ $i -ge 300 ] && why="smbd has no four SMB-Direct listeners after 60 s"
+[ -z "$why" ] && [ $listening = 0 ] && why="smbd has no four SMB-Direct listeners after 60 s"
 grep '^smbdirect-preload:' "$slog" | sed 's/^/# smbd: /'
 rdma resource show cm_id 2>/dev/null | grep LISTEN | sed 's/^/# /'
 if [ -n "$why" ]; then
@@ -297,9 +305,9 @@ run_transport() {
 	done
 	mark "$t: umount returned"
 	if [ -z "$why" ]; then
-		for ((i = 0; i < 100; i++)); do
+		for ((i = 0; i < 40; i++)); do
 			[ "$(clients "$a")" -eq 0 ] && break
-			sleep 0.2
+			sd_sleep 0.5
 		done
 		[ "$(clients "$a")" -eq 0 ] ||
 			why="$(clients "$a") smbd processes still serve $a 20 s after umount"
@@ -319,9 +327,9 @@ old_threshold=
 name=cifs-smbd.stop_leaves_nothing
 why=
 kill -TERM "$spid"
-for ((i = 0; i < 100; i++)); do
+for ((i = 0; i < 40; i++)); do
 	[ -z "$(smbd_pids)" ] && break
-	sleep 0.2
+	sd_sleep 0.5
 done
 if [ -n "$(smbd_pids)" ]; then
 	why="smbd processes left 20 s after SIGTERM: $(smbd_pids | tr '\n' ' ')"
@@ -333,17 +341,21 @@ if [ -n "$(smbd_pids)" ]; then
 fi
 # No wait: a process stuck in the kernel would hang the script here.
 spid=
-for ((i = 0; i < 100; i++)); do
-	[ "$(refcnt)" -le "$refs0" ] && [ -z "$(smb_cm_ids)" ] && break
-	sleep 0.2
+for ((i = 0; i < 40; i++)); do
+	refcnt
+	smb_cm_ids
+	[ "$sd_refcnt" -le "$refs0" ] && [ ${#sd_cm_ids[@]} -eq 0 ] && break
+	sd_sleep 0.5
 done
-left=$(smb_cm_ids)
-if [ -z "$why" ] && [ -n "$left" ]; then
-	why="cm_ids left on 445/5445: $(head -n 1 <<<"$left")"
-elif [ -z "$why" ] && [ "$(refcnt)" -gt "$refs0" ]; then
-	why="af_smbdirect holds $(refcnt) references, $refs0 before smbd: sockets left"
+refcnt
+smb_cm_ids
+if [ -z "$why" ] && [ ${#sd_cm_ids[@]} -gt 0 ]; then
+	why="cm_ids left on 445/5445: ${sd_cm_ids[0]}"
+elif [ -z "$why" ] && [ "$sd_refcnt" -gt "$refs0" ]; then
+	why="af_smbdirect holds $sd_refcnt references, $refs0 before smbd: sockets left"
 fi
-echo "# af_smbdirect refcnt: $refs0 before smbd, $(refcnt) after"
+refcnt
+echo "# af_smbdirect refcnt: $refs0 before smbd, $sd_refcnt after"
 grep -i 'error\|panic\|fault' "$slog" | grep -v '^smbdirect-preload' | head -n 5 | sed 's/^/# smbd log: /'
 [ -z "$why" ] && tap_ok "$name" || tap_fail "$name" "$why" "$slog"
 echo "# time cifs-smbd.sh: $SECONDS s"

@@ -44,7 +44,7 @@ run_case() {
 	# The mount ends once our server has closed; give it a minute.
 	for ((i = 0; i < 600; i++)); do
 		kill -0 "$mpid" 2>/dev/null || break
-		sleep 0.1
+		sd_sleep 0.1
 	done
 	if kill -0 "$mpid" 2>/dev/null; then
 		echo "# $name: mount still running 60 s after the server closed; killed"

@@ -209,10 +209,10 @@ big_copy() { # T
 	rm -f "$ksmbd_share/$t-big.bin" "$work/big.back"
 	# A connected cm_id toward ksmbd while it runs.
 	: >"$work/cmid"
-	(for _ in $(seq 100); do
-		rdma resource show cm_id 2>/dev/null | grep "state CONNECT" |
-			grep "dst-addr $a:$p " >"$work/cmid" && break
-		sleep 1
+	(for _ in {1..100}; do
+		cm_id_lines "state CONNECT.*dst-addr $a:$p "
+		[ ${#sd_cm_ids[@]} -gt 0 ] && { printf '%s\n' "${sd_cm_ids[@]}" >"$work/cmid"; break; }
+		sd_sleep 1
 	done) &
 	sampler=$!
 	smbc "$log" rdma "$a" "$p" "put $work/big $t-big.bin; get $t-big.bin $work/big.back"

@@ -93,7 +93,12 @@ exec 3<>"$tmp/cmd"
 ask() {
 	echo "$*" >&3
 	wait_for_line "$tmp/serve.out" 180 "^done $1 " "$serve_pid" || { echo "# no answer to $1"; return 2; }
-	return "$(sed -n "s/^done $1 \([0-9]*\)$/\1/p" "$tmp/serve.out" | tail -n1)"
+	# The status of the last "done NAME STATUS" (builtins: no process).
+	local line st=2
+	while IFS= read -r line; do
+		[[ $line =~ ^done\ $1\ ([0-9]+)$ ]] && st=${BASH_REMATCH[1]}
+	done <"$tmp/serve.out"
+	return "$st"
 }
 fails() { grep -h '^FAIL' "$@" 2>/dev/null | head -n 12 | tr '\n' ' '; }
 if wait_for_line "$tmp/serve.out" 240 '^ready$' "$serve_pid"; then

@@ -56,7 +56,18 @@ next_port() { port=$((port + 1)); }
 transfer_secs=0
 
 # The debug lines of a log, as TAP comments (shown for passing cases too).
-show_debug() { grep -h '^smbdirect-preload:' "$@" 2>/dev/null | sed 's/^/# /'; }
+# (Checks here use common.bash's builtin file_has/str_has: in the TCG guest
+# a grep costs more than most of the commands it checks.)
+show_debug() {
+	local f line
+	for f; do
+		[ -r "$f" ] || continue
+		while IFS= read -r line; do
+			[[ $line == smbdirect-preload:* ]] && echo "# $line"
+		done <"$f"
+	done
+	return 0
+}
 
 # server NAME SECONDS [run options...] -- ADDR PORT: sd_tcponly server for
 # one connection in the background for at most SECONDS, under `smbdirect
@@ -79,15 +90,24 @@ server() {
 	wait_for_line "$tmp/$name.srv" 30 '^listening' "$spid"
 }
 
-# Field VALUE of "KEY=VALUE" on the first line starting with PREFIX in FILE.
-field() { # file prefix key
-	sed -n "/^$2 /{s/.* $3=\([^ ]*\).*/\1/p;q}" "$1"
+# field VAR FILE PREFIX KEY: VALUE of "KEY=VALUE" on the first line of FILE
+# starting with "PREFIX ", in VAR (empty when there is none).
+field() {
+	local line re=" $4=([^ ]*)"
+	printf -v "$1" '%s' ""
+	[ -r "$2" ] || return 0
+	while IFS= read -r line; do
+		[[ $line == "$3 "* ]] || continue
+		[[ $line =~ $re ]] && printf -v "$1" '%s' "${BASH_REMATCH[1]}"
+		return 0
+	done <"$2"
+	return 0
 }
 
 # --- the command itself ------------------------------------------------------
 out=$("$sd" run --help 2>&1)
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^Usage: smbdirect run' <<<"$out" && grep -q -- '--no-fallback' <<<"$out"; then
+if [ $rc -eq 0 ] && str_has "$out" '^Usage: smbdirect run' && str_has "$out" '--no-fallback'; then
 	tap_ok "run.usage.help"
 else
 	tap_fail "run.usage.help" "exit $rc: $(head -n1 <<<"$out")"
@@ -99,7 +119,7 @@ for args in "" "--listen" "--bogus true" "--ports 0 true" "--ports 445,x true" \
 	# shellcheck disable=SC2086 # the words are the arguments
 	"$sd" run $args >"$tmp/usage.out" 2>&1
 	rc=$?
-	[ $rc -eq 2 ] && grep -q '^smbdirect run: ' "$tmp/usage.out" || bad+=" [$args]=$rc"
+	[ $rc -eq 2 ] && file_has "$tmp/usage.out" '^smbdirect run: ' || bad+=" [$args]=$rc"
 done
 [ -z "$bad" ] && tap_ok "run.usage.errors_exit_2" || tap_fail "run.usage.errors_exit_2" "$bad"
 
@@ -110,8 +130,8 @@ rc1=$?
 mkdir -p "$tmp/bin" && cp "$sd" "$tmp/bin/smbdirect"
 "$tmp/bin/smbdirect" run true >"$tmp/miss2.out" 2>&1
 rc2=$?
-if [ $rc1 -eq 1 ] && grep -q 'SMBDIRECT_PRELOAD=/nonexistent.*No such file' "$tmp/miss.out" &&
-	[ $rc2 -eq 1 ] && grep -q 'libsmbdirect-preload.so: No such file' "$tmp/miss2.out"; then
+if [ $rc1 -eq 1 ] && file_has "$tmp/miss.out" 'SMBDIRECT_PRELOAD=/nonexistent.*No such file' &&
+	[ $rc2 -eq 1 ] && file_has "$tmp/miss2.out" 'libsmbdirect-preload.so: No such file'; then
 	tap_ok "run.missing_preload_exits_1"
 else
 	tap_fail "run.missing_preload_exits_1" "exits $rc1/$rc2" "$tmp/miss.out" "$tmp/miss2.out"
@@ -133,7 +153,7 @@ fi
 out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 "$sd" run --listen --no-fallback -d \
 	--ports 7000-7009 -t 250 -- sh -c \
 	'echo "$LD_PRELOAD|$SMBDIRECT_PORTS|$SMBDIRECT_LISTEN|$SMBDIRECT_NO_FALLBACK|$SMBDIRECT_DEBUG|$SMBDIRECT_CONNECT_TIMEOUT"' 2>&1)
-if grep -q '^/.*/libsmbdirect-preload.so:/lib/x86_64-linux-gnu/libc.so.6|7000-7009|1|1|1|250$' <<<"$out"; then
+if str_has "$out" '^/.*/libsmbdirect-preload[.]so:/lib/x86_64-linux-gnu/libc[.]so[.]6[|]7000-7009[|]1[|]1[|]1[|]250$'; then
 	tap_ok "run.environment"
 else
 	tap_fail "run.environment" "got '$out'"
@@ -147,8 +167,8 @@ rc1=$?
 out2=$(unshare -m sh -c 'mount -t tmpfs none /sys/module/af_smbdirect/parameters &&
 	exec "$0" run true' "$sd" 2>&1)
 rc2=$?
-if [ $rc1 -eq 1 ] && grep -q 'af_smbdirect is not loaded' <<<"$out" && [ $rc2 -eq 0 ] &&
-	grep -q 'sockets stay TCP' <<<"$out2"; then
+if [ $rc1 -eq 1 ] && str_has "$out" 'af_smbdirect is not loaded' && [ $rc2 -eq 0 ] &&
+	str_has "$out2" 'sockets stay TCP'; then
 	tap_ok "run.module_not_loaded"
 else
 	tap_fail "run.module_not_loaded" "--no-fallback exit $rc1 ('$out'), default exit $rc2 ('$out2')"
@@ -162,7 +182,7 @@ u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.connect(("127.0.0.1", 53))
 print("udp", u.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN))
 ' 2>&1)
-if grep -q '^udp 2$' <<<"$out" && ! grep -q smbdirect-preload <<<"$out"; then
+if str_has "$out" '^udp 2$' && ! str_has "$out" smbdirect-preload; then
 	tap_ok "run.udp_untouched"
 else
 	tap_fail "run.udp_untouched" "got '$out'"
@@ -189,13 +209,13 @@ for t in $transports; do
 	src=$?
 	secs=$((SECONDS - start))
 	transfer_secs=$((transfer_secs + secs))
-	cdom=$(field "$tmp/$name.cli" client domain)
-	sdom=$(field "$tmp/$name.srv" server domain)
-	ldom=$(field "$tmp/$name.srv" listening domain)
-	if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q '^result=ok' "$tmp/$name.cli" &&
+	field cdom "$tmp/$name.cli" client domain
+	field sdom "$tmp/$name.srv" server domain
+	field ldom "$tmp/$name.srv" listening domain
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && file_has "$tmp/$name.cli" '^result=ok' &&
 		[ "$cdom" = "$family" ] && [ "$sdom" = "$family" ] && [ "$ldom" = "$family" ] &&
-		grep -q "connect .*:$port -> SMB-Direct\$" "$tmp/$name.cli.err" &&
-		grep -q "bind .*:$port -> SMB-Direct\$" "$tmp/$name.srv.err"; then
+		file_has "$tmp/$name.cli.err" "connect .*:$port -> SMB-Direct\$" &&
+		file_has "$tmp/$name.srv.err" "bind .*:$port -> SMB-Direct\$"; then
 		show_debug "$tmp/$name.cli.err" "$tmp/$name.srv.err"
 		grep -h '^\(up\|down\|served\)' "$tmp/$name.cli" "$tmp/$name.srv" | cut -c1-100 |
 			sed 's/^/# /'
@@ -228,15 +248,15 @@ for t in rxe6 siw4; do
 	crc=$?
 	wait $spid
 	src=$?
-	cdom=$(field "$tmp/$name.cli" client domain)
-	cproto=$(field "$tmp/$name.cli" client protocol)
-	sproto=$(field "$tmp/$name.srv" server protocol)
-	lproto=$(field "$tmp/$name.srv" listening protocol)
-	if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q '^result=ok' "$tmp/$name.cli" &&
+	field cdom "$tmp/$name.cli" client domain
+	field cproto "$tmp/$name.cli" client protocol
+	field sproto "$tmp/$name.srv" server protocol
+	field lproto "$tmp/$name.srv" listening protocol
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && file_has "$tmp/$name.cli" '^result=ok' &&
 		[ "$cdom" = $want_dom ] && [ "$cproto" = 257 ] && [ "$sproto" = 257 ] &&
 		[ "$lproto" = 257 ] &&
-		grep -q "connect .*:$port -> SMB-Direct (IPPROTO_SMBDIRECT)" "$tmp/$name.cli.err" &&
-		grep -q "bind .*:$port -> SMB-Direct (IPPROTO_SMBDIRECT)\$" "$tmp/$name.srv.err"; then
+		file_has "$tmp/$name.cli.err" "connect .*:$port -> SMB-Direct \\(IPPROTO_SMBDIRECT\\)" &&
+		file_has "$tmp/$name.srv.err" "bind .*:$port -> SMB-Direct \\(IPPROTO_SMBDIRECT\\)\$"; then
 		show_debug "$tmp/$name.cli.err" "$tmp/$name.srv.err"
 		tap_ok "$name"
 	else
@@ -255,9 +275,10 @@ if server "$name" 55 -- 127.0.0.1 $port; then
 	crc=$?
 	wait $spid
 	src=$?
-	if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q '^result=ok' "$tmp/$name.cli" &&
-		[ "$(field "$tmp/$name.cli" client domain)" = 2 ] &&
-		grep -q "connect 127.0.0.1:$port -> TCP fallback (" "$tmp/$name.cli.err"; then
+	field cdom "$tmp/$name.cli" client domain
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && file_has "$tmp/$name.cli" '^result=ok' &&
+		[ "$cdom" = 2 ] &&
+		file_has "$tmp/$name.cli.err" "connect 127.0.0.1:$port -> TCP fallback \\("; then
 		show_debug "$tmp/$name.cli.err"
 		tap_ok "$name"
 	else
@@ -279,8 +300,8 @@ if server "$name" 55 -- 127.0.0.1 $port; then
 	secs=$((SECONDS - start))
 	kill $spid 2>/dev/null
 	wait $spid 2>/dev/null
-	if [ $crc -eq 1 ] && grep -q '^sd_tcponly: connect' "$tmp/$name.cli.err" &&
-		grep -q "connect 127.0.0.1:$port -> SMB-Direct .*no fallback" "$tmp/$name.cli.err" &&
+	if [ $crc -eq 1 ] && file_has "$tmp/$name.cli.err" '^sd_tcponly: connect' &&
+		file_has "$tmp/$name.cli.err" "connect 127.0.0.1:$port -> SMB-Direct .*no fallback" &&
 		[ $secs -lt 30 ]; then
 		show_debug "$tmp/$name.cli.err"
 		grep '^sd_tcponly' "$tmp/$name.cli.err" | sed 's/^/# /'
@@ -310,9 +331,10 @@ print("first", errno.errorcode.get(first, first), "again", errno.errorcode.get(a
 ' $port 2>&1)
 	kill $spid 2>/dev/null
 	wait $spid 2>/dev/null
-	if grep -q '^first \(EINPROGRESS\|0\) again \(EISCONN\|EALREADY\|0\) domain 2$' <<<"$out" &&
-		[ "$(grep -c "connect 127.0.0.1:$port" <<<"$out")" = 1 ]; then
-		sed 's/^/# /' <<<"$out"
+	str_count "$out" "connect 127.0.0.1:$port"
+	if str_has "$out" '^first (EINPROGRESS|0) again (EISCONN|EALREADY|0) domain 2$' &&
+		[ "$sd_count" = 1 ]; then
+		tap_comment "$out"
 		tap_ok "$name"
 	else
 		tap_fail "$name" "$(tr '\n' ' ' <<<"$out")"
@@ -348,10 +370,10 @@ print("v6", s6.getsockopt(socket.SOL_SOCKET, socket.SO_DOMAIN), "v4", v4,
       "v6only", s6.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY))
 ' $port 2>&1)
 if rdma link show 2>/dev/null | grep -q '^link siw'; then v4=EADDRINUSE; else v4=2; fi
-if grep -q "^v6 $family v4 $v4 v6only 0\$" <<<"$out" &&
-	grep -q "IPV6_V6ONLY has no SMB-Direct equivalent" <<<"$out" &&
-	grep -q "bind 0.0.0.0:$port kept TCP (bind: Cannot assign requested address)" <<<"$out"; then
-	sed 's/^/# /' <<<"$out"
+if str_has "$out" "^v6 $family v4 $v4 v6only 0\$" &&
+	str_has "$out" "IPV6_V6ONLY has no SMB-Direct equivalent" &&
+	str_has "$out" "bind 0.0.0.0:$port kept TCP \\(bind: Cannot assign requested address\\)"; then
+	tap_comment "$out"
 	tap_ok "$name"
 else
 	tap_fail "$name" "expected v4 $v4: $(tr '\n' ' ' <<<"$out")"
@@ -366,9 +388,10 @@ if server "$name" 55 -- 10.77.0.1 $port; then
 	crc=$?
 	wait $spid
 	src=$?
-	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$(field "$tmp/$name.cli" client domain)" = 2 ] &&
-		grep -q "connect 10.77.0.1:$port kept TCP: port $port not in $((port + 1000))\$" \
-			"$tmp/$name.cli.err"; then
+	field cdom "$tmp/$name.cli" client domain
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$cdom" = 2 ] &&
+		file_has "$tmp/$name.cli.err" \
+			"connect 10.77.0.1:$port kept TCP: port $port not in $((port + 1000))\$"; then
 		show_debug "$tmp/$name.cli.err"
 		tap_ok "$name"
 	else
@@ -389,8 +412,9 @@ if server "$name" 55 --listen --ports $port -- :: $port; then
 	crc=$?
 	wait $spid
 	src=$?
-	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$(field "$tmp/$name.cli" client domain)" = "$family" ] &&
-		[ "$(field "$tmp/$name.srv" server domain)" = "$family" ]; then
+	field cdom "$tmp/$name.cli" client domain
+	field sdom "$tmp/$name.srv" server domain
+	if [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$cdom" = "$family" ] && [ "$sdom" = "$family" ]; then
 		sed -n 's/^server \(.*\)/# server sees: \1/p' "$tmp/$name.srv"
 		tap_ok "$name"
 	else
@@ -421,14 +445,12 @@ PY
 		"CREATE:$tmp/$name.out" 2>"$tmp/$name.srv.err" &
 	spid=$!
 	ok=0
-	for _ in $(seq 100); do
-		grep -q "bind .*:$port -> SMB-Direct" "$tmp/$name.srv.err" 2>/dev/null && { ok=1; break; }
-		sleep 0.2
-	done
+	wait_for_line "$tmp/$name.srv.err" 20 "bind .*:$port -> SMB-Direct" $spid && ok=1
 	# bind came first; wait until listen() too (an rdma_cm id in LISTEN).
-	for _ in $(seq 50); do
-		rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -q ":$port " && break
-		sleep 0.2
+	for _ in {1..25}; do
+		cm_id_lines "LISTEN.*:$port "
+		[ ${#sd_cm_ids[@]} -gt 0 ] && break
+		sd_sleep 0.4
 	done
 	SMBDIRECT_DEBUG=1 $T "$sd" run --ports $port -- socat -u "OPEN:$tmp/framed" "$connect" \
 		2>"$tmp/$name.cli.err"
@@ -437,7 +459,7 @@ PY
 	src=$?
 	got=$(sha256sum <"$tmp/$name.out" 2>/dev/null | cut -d' ' -f1)
 	if [ $ok = 1 ] && [ $crc -eq 0 ] && [ $src -eq 0 ] && [ "$got" = "$want" ] &&
-		grep -q "connect .*:$port -> SMB-Direct\$" "$tmp/$name.cli.err"; then
+		file_has "$tmp/$name.cli.err" "connect .*:$port -> SMB-Direct\$"; then
 		show_debug "$tmp/$name.cli.err" "$tmp/$name.srv.err"
 		echo "# $name: $(stat -c %s "$tmp/framed") bytes, sha256 ${want:0:16}..."
 		tap_ok "$name"

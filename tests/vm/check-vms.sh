@@ -21,20 +21,23 @@ root=$1 build=$2 kernels=$3 demo=${4:-}
 mkdir -p "$build/logs"
 rc=0
 t0=$SECONDS
+# SD_VM_PLAN_ONLY=1: print the plan (below), build and boot nothing.
 for k in $kernels; do
+	[ "${SD_VM_PLAN_ONLY:-0}" = 1 ] && break
 	"$root/tests/vm/check-vm.sh" "$root" "$build" "$k" prepare || rc=1
 done
 echo "== VM builds done in $((SECONDS - t0)) s"
 # From here on the boots only read what was built (see check-vm.sh).
 export SD_VM_PREPARED=1
 
-# The queue, longest first so that the two workers end together (boot
-# times of the cold run of 2026-11-23, two boots side by side: 7.2 kernel
-# 1034 s, 7.2 smb 1034 s, 7.2 user 959 s, 6.12 kernel 773 s with every
-# selftest variant (fewer since), demo ~250 s; genl.sh adds to both
-# kernel boots): the kernel boots of the USERSPACE_KERNELS, their smb and
-# user boots, the other kernels' (lighter: see check-vm.sh's variants)
-# newest first, then the demo.
+# The plan. Each boot has an expected length: the last one measured on
+# this machine (~/.cache/smbdirect/vm-seconds, written below; only an
+# estimate, nothing depends on it) or the defaults here, from the warm run
+# of 2026-11-23 with two boots side by side. The boots are split into two
+# lists with the smallest longer sum (every split is tried: there are at
+# most a handful of boots), each list longest first, one per worker. A
+# worker whose list is empty takes the last boot of the other list, so a
+# wrong estimate costs at most the shorter boot.
 userspace_kernels() {
 	local k
 	for k in $kernels; do
@@ -42,24 +45,65 @@ userspace_kernels() {
 	done
 }
 jobs=()
-for k in $(userspace_kernels); do jobs+=("$k kernel"); done
-for k in $(userspace_kernels); do jobs+=("$k smb"); done
-for k in $(userspace_kernels); do jobs+=("$k user"); done
+for k in $(userspace_kernels); do jobs+=("$k kernel" "$k smb" "$k user"); done
 for k in $(echo $kernels | tr ' ' '\n' | sort -rV); do
 	case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) ;; *) jobs+=("$k kernel") ;; esac
 done
 [ "$demo" = demo ] && jobs+=(demo)
 
+times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds
+declare -A est=()
+for j in "${jobs[@]}"; do
+	case $j in
+	*" smb") est[$j]=1180 ;;
+	*" user") est[$j]=950 ;;
+	demo) est[$j]=300 ;;
+	*) case " $(userspace_kernels | tr '\n' ' ') " in
+		*" ${j% kernel} "*) est[$j]=1030 ;;
+		*) est[$j]=780 ;;
+		esac ;;
+	esac
+done
+if [ -r "$times_file" ]; then
+	while read -r secs j; do
+		[[ $secs =~ ^[0-9]+$ ]] && [ -n "${est[$j]+set}" ] && est[$j]=$secs
+	done <"$times_file"
+fi
+# Longest first, then the split: bit i of the mask puts jobs[i] in list 1.
+mapfile -t jobs < <(for j in "${jobs[@]}"; do echo "${est[$j]} $j"; done | sort -rn | cut -d' ' -f2-)
+n=${#jobs[@]} best=-1 best_mask=0
+for ((mask = 0; mask < (1 << n); mask++)); do
+	a=0 b=0
+	for ((i = 0; i < n; i++)); do
+		if ((mask >> i & 1)); then a=$((a + est[${jobs[i]}])); else b=$((b + est[${jobs[i]}])); fi
+	done
+	m=$((a > b ? a : b))
+	((best < 0 || m < best)) && best=$m best_mask=$mask
+done
 queue=$build/logs/vm-queue
-printf '%s\n' "${jobs[@]}" >"$queue"
+: >"$queue.1"
+: >"$queue.2"
+for ((i = 0; i < n; i++)); do
+	if ((best_mask >> i & 1)); then echo "${jobs[i]}" >>"$queue.1"; else echo "${jobs[i]}" >>"$queue.2"; fi
+done
 : >"$queue.failed"
+: >"$queue.seconds"
+echo "== VM plan (expected seconds: $(for j in "${jobs[@]}"; do printf '%s %s, ' "$j" "${est[$j]}"; done)longest list $best s):" \
+	"worker 1: $(tr '\n' ',' <"$queue.1")" "worker 2: $(tr '\n' ',' <"$queue.2")"
+[ "${SD_VM_PLAN_ONLY:-0}" = 1 ] && exit 0
 
-# pop: the first job of the queue, under a lock, or nothing when empty.
+# pop OWN OTHER: the first boot of list OWN, else the last of list OTHER,
+# under a lock; nothing when both are empty.
 pop() {
 	(
 		flock 9
-		head -n 1 "$queue"
-		sed -i 1d "$queue"
+		if [ -s "$1" ]; then
+			head -n 1 "$1"
+			sed -i 1d "$1"
+		elif [ -s "$2" ]; then
+			tail -n 1 "$2"
+			sed -i '$d' "$2"
+		fi
 	) 9>"$queue.lock"
 }
 
@@ -70,9 +114,9 @@ run_job() { # JOB LOG
 	esac >"$2" 2>&1
 }
 
-worker() {
+worker() { # OWN OTHER
 	local job log start r
-	while job=$(pop) && [ -n "$job" ]; do
+	while job=$(pop "$1" "$2") && [ -n "$job" ]; do
 		log=$build/logs/vm-${job// /-}.log
 		start=$SECONDS
 		run_job "$job" "$log"
@@ -83,16 +127,29 @@ worker() {
 			flock 9
 			cat "$log"
 			echo "== $job: $((SECONDS - start)) s (at $((SECONDS - t0)) s of the VM phase)"
+			echo "$((SECONDS - start)) $job" >>"$queue.seconds"
 		) 9>"$queue.lock"
 	done
 }
 
-echo "== VM boots, two at a time: ${jobs[*]/%/,} logs in $build/logs/vm-*.log"
-worker &
+echo "== VM boots, two at a time: logs in $build/logs/vm-*.log"
+worker "$queue.1" "$queue.2" &
 w1=$!
-worker &
+worker "$queue.2" "$queue.1" &
 w2=$!
 wait $w1 $w2
+# The lengths for the next plan, for the boots that passed (a failed boot
+# may have ended early).
+if [ -s "$queue.seconds" ] && mkdir -p "${times_file%/*}" 2>/dev/null; then
+	{
+		while read -r secs j; do
+			grep -q -x -F "$j" "$queue.failed" || echo "$secs $j"
+		done <"$queue.seconds"
+		[ -r "$times_file" ] && while read -r secs j; do
+			grep -q -F " $j" "$queue.seconds" || echo "$secs $j"
+		done <"$times_file"
+	} >"$times_file.new" && mv "$times_file.new" "$times_file"
+fi
 if [ -s "$queue.failed" ]; then
 	echo "== VM boots with failures: $(tr '\n' ' ' <"$queue.failed")"
 	rc=1

@@ -7,6 +7,8 @@ us=$1 selftests=$2
 sd=$us/tools/smbdirect
 out=$SD_OUT/demo.txt
 exec > "$out" 2>&1
+# wait helpers that start no process (sd_sleep, cm_id_lines)
+. "$SD_REPO/tests/interop/common.bash"
 
 echo "kernel: $(uname -r)"
 insmod "$SD_MODULE_DIR/af_smbdirect.ko" || exit 1
@@ -38,8 +40,9 @@ verify() { # what
 wait_listen() { # port
 	local deadline=$((SECONDS + 30))
 	while [ $SECONDS -lt $deadline ]; do
-		rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -q ":$1 " && return 0
-		sleep 0.3
+		cm_id_lines "LISTEN.*:$1 "
+		[ ${#sd_cm_ids[@]} -gt 0 ] && return 0
+		sd_sleep 0.3
 	done
 	echo "nothing listens on port $1 after 30 s"
 	return 1

@@ -32,8 +32,8 @@ export SD_VM_PREPARED=1
 
 # The plan. Each boot has an expected length: the last one measured on
 # this machine (~/.cache/smbdirect/vm-seconds, written below; only an
-# estimate, nothing depends on it) or the defaults here, from the warm run
-# of 2026-11-23 with two boots side by side. The boots are split into two
+# estimate, nothing depends on it) or the defaults here (estimates for
+# the builtin-wait scripts of 2026-11-23). The boots are split into two
 # lists with the smallest longer sum (every split is tried: there are at
 # most a handful of boots), each list longest first, one per worker. A
 # worker whose list is empty takes the last boot of the other list, so a
@@ -55,12 +55,12 @@ times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=1180 ;;
-	*" user") est[$j]=950 ;;
+	*" smb") est[$j]=940 ;;
+	*" user") est[$j]=600 ;;
 	demo) est[$j]=300 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=1030 ;;
-		*) est[$j]=780 ;;
+		*" ${j% kernel} "*) est[$j]=900 ;;
+		*) est[$j]=710 ;;
 		esac ;;
 	esac
 done

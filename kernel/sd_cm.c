@@ -327,10 +327,10 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
 		 * Our ib_client ran first and destroyed every id it knew of;
-		 * an id still here was created in between. Fail it; its owner
-		 * tears it down.
+		 * an id still here picked the device up in between. rdma_cm
+		 * waits for it: it goes now, not at the owner's close().
 		 */
-		sd_cm_fail(sd, -ENETDOWN);
+		sd_device_removal(sd, id);
 		break;
 	default:
 		break;

@@ -301,6 +301,7 @@ void sd_conn_setup(struct sd_sock *sd)
 	INIT_DELAYED_WORK(&sd->reset_work, sd_reset_fn);
 	INIT_WORK(&sd->disconnect_work, sd_disconnect_fn);
 	INIT_WORK(&sd->destroy_work, sd_destroy_fn);
+	INIT_WORK(&sd->remove_work, sd_removal_fn);
 }
 
 int sd_conn_init(void)

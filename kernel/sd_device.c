@@ -4,7 +4,8 @@
  * its handler where the id cannot be destroyed; as an ib_client registered
  * after rdma_cm we are called first, while the device is still whole, and
  * can tear every socket on it down synchronously. Their users then see
- * ENETDOWN.
+ * ENETDOWN. An id that reaches the device after that is rdma_cm's to
+ * report; sd_device_removal() lets it go as promptly.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,6 +29,43 @@ void sd_list_del(struct sd_sock *sd)
 	mutex_lock(&sd_list_mutex);
 	list_del_init(&sd->dev_node);
 	mutex_unlock(&sd_list_mutex);
+}
+
+/*
+ * An id that picked the device up after sd_device_remove() looked (its
+ * address or route resolved onto it, a connect request came in, a socket
+ * connected or listened on it) gets rdma_cm's DEVICE_REMOVAL, and rdma_cm
+ * waits until it is destroyed: "rdma link delete" must not wait for the
+ * application to close the socket. The handler cannot destroy its own id,
+ * nor take lock_sock() (close() holds it while rdma_destroy_id() waits
+ * for the handler); a work does what sd_device_remove() does, for this
+ * id only: a socket that started over with another one keeps that.
+ */
+void sd_device_removal(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	spin_lock_bh(&sd->lock);
+	sd->removed_id = id;
+	sd_fail(sd, -ENETDOWN);
+	spin_unlock_bh(&sd->lock);
+	sock_hold(&sd->sk);
+	if (!queue_work(sd_wq, &sd->remove_work))
+		sock_put(&sd->sk);
+}
+
+void sd_removal_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(work, struct sd_sock, remove_work);
+	bool gone;
+
+	lock_sock(&sd->sk);
+	spin_lock_bh(&sd->lock);
+	gone = sd->cm_id && sd->cm_id == sd->removed_id;
+	sd->removed_id = NULL;
+	spin_unlock_bh(&sd->lock);
+	if (gone)
+		sd_transport_teardown(sd);
+	release_sock(&sd->sk);
+	sock_put(&sd->sk);
 }
 
 static int sd_device_add(struct ib_device *dev)

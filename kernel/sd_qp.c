@@ -335,6 +335,10 @@ void sd_transport_teardown(struct sd_sock *sd)
 		if (!sd->id_owned_by_cm)
 			rdma_destroy_id(id);
 		sd->cm_id = NULL;
+		/* No handler runs now: a removal work queued for it is moot. */
+		spin_lock_bh(&sd->lock);
+		sd->removed_id = NULL;
+		spin_unlock_bh(&sd->lock);
 	}
 	/* Unread messages stay for recvmsg; the destructor frees them. */
 	sd_queues_free(sd, false);

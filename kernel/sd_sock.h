@@ -236,6 +236,9 @@ struct sd_sock {
 	struct delayed_work reset_work;	/* sd_wc_error()'s verdict */
 	struct work_struct disconnect_work;
 	struct work_struct destroy_work;
+	/* rdma_cm's DEVICE_REMOVAL for removed_id (sd->lock): tear it down */
+	struct work_struct remove_work;
+	struct rdma_cm_id *removed_id;
 	/* close() without SO_LINGER: the queue drains after the fd is gone */
 	struct delayed_work close_work;
 	unsigned long close_deadline;	/* jiffies; then queued data is dropped */
@@ -463,5 +466,7 @@ int sd_device_init(void);
 void sd_device_exit(void);
 void sd_list_add(struct sd_sock *sd);
 void sd_list_del(struct sd_sock *sd);
+void sd_device_removal(struct sd_sock *sd, struct rdma_cm_id *id);
+void sd_removal_fn(struct work_struct *work);
 
 #endif

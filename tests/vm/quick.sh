@@ -5,7 +5,8 @@
 #
 # Builds what check-vm.sh builds (test module, selftests, user space), boots
 # the SERIES test VM, loads the module, runs only the given test scripts
-# (paths in the repository, e.g. tests/userspace/lib.sh), prints their TAP
+# (paths in the repository, e.g. tests/userspace/lib.sh, or a kselftest:
+# tests/selftests/socket_test runs the binary built for SERIES), prints their TAP
 # and any KASAN/lockdep/kmemleak report. Exit 0 when every script passed and
 # dmesg is clean.
 set -uo pipefail

@@ -6,7 +6,8 @@
 # 5445, allowed only on iWARP devices, then 445, only on IB/RoCE), the
 # SMB-Direct negotiation completes, and the first message our socket
 # delivers must be cifs.ko's SMB2 NEGOTIATE request, intact. Our server
-# then closes, so the mount fails; it must still finish (or is killed).
+# answers it with an SMB2 error (interop_cifs_server.c says why not a
+# close), so the mount fails; it must still finish (or is killed).
 # Over rxe (RoCEv2, 10.77.0.1) and siw (iWARP, 10.77.0.2). TAP on stdout.
 set -u
 . "$(dirname "$0")/common.bash"

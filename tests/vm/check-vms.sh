@@ -55,11 +55,11 @@ times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=940 ;;
-	*" user") est[$j]=600 ;;
-	demo) est[$j]=300 ;;
+	*" smb") est[$j]=900 ;;
+	*" user") est[$j]=620 ;;
+	demo) est[$j]=180 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=900 ;;
+		*" ${j% kernel} "*) est[$j]=870 ;;
 		*) est[$j]=710 ;;
 		esac ;;
 	esac
@@ -145,9 +145,11 @@ if [ -s "$queue.seconds" ] && mkdir -p "${times_file%/*}" 2>/dev/null; then
 		while read -r secs j; do
 			grep -q -x -F "$j" "$queue.failed" || echo "$secs $j"
 		done <"$queue.seconds"
-		[ -r "$times_file" ] && while read -r secs j; do
-			grep -q -F " $j" "$queue.seconds" || echo "$secs $j"
-		done <"$times_file"
+		if [ -r "$times_file" ]; then
+			while read -r secs j; do
+				grep -q -F " $j" "$queue.seconds" || echo "$secs $j"
+			done <"$times_file"
+		fi
 	} >"$times_file.new" && mv "$times_file.new" "$times_file"
 fi
 if [ -s "$queue.failed" ]; then

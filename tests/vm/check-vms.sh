@@ -55,12 +55,12 @@ times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=900 ;;
-	*" user") est[$j]=620 ;;
-	demo) est[$j]=180 ;;
+	*" smb") est[$j]=1009 ;;
+	*" user") est[$j]=720 ;;
+	demo) est[$j]=171 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=870 ;;
-		*) est[$j]=710 ;;
+		*" ${j% kernel} "*) est[$j]=941 ;;
+		*) est[$j]=707 ;;
 		esac ;;
 	esac
 done

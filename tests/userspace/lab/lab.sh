@@ -235,7 +235,9 @@ EOF
 	return 0
 }
 if lab_setup; then
-	tap_ok "lab.setup # veth labA/labB, labC/labD; rdma $([ $rxe_netns = 1 ] && echo "rxeA rxeB ")siwC siwD"
+	links="siwC siwD"
+	[ $rxe_netns = 1 ] && links="rxeA rxeB $links"
+	tap_ok "lab.setup # veth labA/labB, labC/labD; rdma $links"
 else
 	tap_fail lab.setup "$setup_err" "$tmp/ip.root" "$tmp/ip.peer" "$tmp/rdma.root" "$tmp/rdma.peer"
 	# Nothing else can run: every remaining case fails with the reason.
@@ -393,18 +395,20 @@ netem_cat() {
 # moments each end went dark or came back, in sd_b0 (root end) and sd_b1.
 blackout() {
 	local p=$1 ri=${root_if[$1]} pi=${peer_if[$1]} ok=0
+	# (Each moment is taken when tc returns: starting tc is most of
+	# its time in the guest, the change itself comes at its end.)
 	if [ "$2" = on ]; then
-		usecs; sd_b0=$sd_us
 		tc qdisc replace dev "$ri" root netem loss 100% 2>"$tmp/tc.err" || ok=1
-		usecs; sd_b1=$sd_us
+		usecs; sd_b0=$sd_us
 		tc -n peer qdisc replace dev "$pi" root netem loss 100% 2>>"$tmp/tc.err" || ok=1
+		usecs; sd_b1=$sd_us
 	else
 		# The end that went dark last comes back first: both directions
 		# stay dark about as long.
-		usecs; sd_b1=$sd_us
 		tc -n peer qdisc del dev "$pi" root 2>>"$tmp/tc.err" || ok=1
-		usecs; sd_b0=$sd_us
+		usecs; sd_b1=$sd_us
 		tc qdisc del dev "$ri" root 2>>"$tmp/tc.err" || ok=1
+		usecs; sd_b0=$sd_us
 	fi
 	netem_now[$p]=none
 	return $ok
@@ -449,7 +453,7 @@ socks_gone() {
 blackout_cat() {
 	local name=$1 tr=$2 kind=$3 data=$4 lpid cpid lrc crc t_dark deadline got why='' info
 	local -a opts=(-b 64K)
-	local pos_on pos_off dark_ms dark_ms2 detect cmpout lerr cerr
+	local pos_on pos_off dark_ms dark_ms2 l_end c_end cmpout lerr cerr
 	skip_case "$name" "$tr" && return
 	ends "$tr"
 	[ "$kind" = long ] && opts+=(-o keepalive_interval=1)
@@ -500,11 +504,14 @@ blackout_cat() {
 	else
 		# Dark until both ends are gone or detect_max has passed.
 		deadline=$((t_dark + detect_max))
-		while kill -0 $lpid 2>/dev/null || kill -0 $cpid 2>/dev/null; do
+		l_end=- c_end=-
+		while :; do
+			[ "$l_end" = - ] && ! kill -0 $lpid 2>/dev/null && l_end=$((SECONDS - t_dark))
+			[ "$c_end" = - ] && ! kill -0 $cpid 2>/dev/null && c_end=$((SECONDS - t_dark))
+			[ "$l_end" != - ] && [ "$c_end" != - ] && break
 			[ $SECONDS -lt $deadline ] || break
 			sd_sleep 0.25
 		done
-		detect=$((SECONDS - t_dark))
 	fi
 	file_pos $lpid 1
 	pos_off=$sd_pos
@@ -554,7 +561,7 @@ blackout_cat() {
 		elif ! socks_gone; then
 			why="$socks_err"
 		fi
-		info+=", both ended after ${detect} s: listener '${lerr#smbdirect cat: }', connector '${cerr#smbdirect cat: }'"
+		info+=", listener ended after $l_end s: '${lerr#smbdirect cat: }', connector after $c_end s: '${cerr#smbdirect cat: }'"
 	fi
 	if [ -z "$why" ]; then
 		tap_ok "$name # $info"

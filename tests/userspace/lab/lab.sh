@@ -161,9 +161,11 @@ last_line() {
 file_pos() {
 	local key val
 	sd_pos=0
-	while read -r key val; do
-		[ "$key" = pos: ] && { sd_pos=$val; break; }
-	done <"/proc/$1/fdinfo/$2" 2>/dev/null
+	{
+		while read -r key val; do
+			[ "$key" = pos: ] && { sd_pos=$val; break; }
+		done <"/proc/$1/fdinfo/$2"
+	} 2>/dev/null
 	return 0
 }
 
@@ -179,11 +181,10 @@ rxe_skip="this kernel's rxe is not netns-aware (UDP 4791 socket and routes in in
 
 # Test data: one random file and its prefixes; sha256 of each.
 declare -A sha size
-size=([512k]=524288 [1m]=1048576 [2m]=2097152 [4m]=4194304)
-head -c 4M /dev/urandom >"$tmp/in.4m"
-head -c 2M "$tmp/in.4m" >"$tmp/in.2m"
-head -c 1M "$tmp/in.4m" >"$tmp/in.1m"
-head -c 512K "$tmp/in.4m" >"$tmp/in.512k"
+size=([256k]=262144 [512k]=524288 [2m]=2097152)
+head -c 2M /dev/urandom >"$tmp/in.2m"
+head -c 512K "$tmp/in.2m" >"$tmp/in.512k"
+head -c 256K "$tmp/in.2m" >"$tmp/in.256k"
 sha256sum "$tmp"/in.* >"$tmp/sums"
 while read -r s f; do sha[${f##*/in.}]=$s; done <"$tmp/sums"
 
@@ -310,7 +311,9 @@ lab_cat() {
 		$T $cns "$sd" cat --json --recv "$@" "$a" $port >"$tmp/out" 2>"$tmp/c.err"
 	fi
 	crc=$?
-	wait $lpid
+	# A connector that failed leaves the listener waiting: end it now.
+	[ $crc -eq 0 ] || stop $lpid
+	wait $lpid 2>/dev/null
 	lrc=$?
 	got=$(sha256sum <"$tmp/out")
 	got=${got%% *}
@@ -330,7 +333,7 @@ lab_cat() {
 	fi
 	avg=$((dpkts > 0 ? dbytes / dpkts : 0))
 	if [ $crc -ne 0 ] || [ $lrc -ne 0 ]; then
-		why="listener exit $lrc, connector exit $crc (137: killed by the timeout)"
+		why="listener exit $lrc, connector exit $crc (137: killed by the timeout; 143: stopped after the connector failed)"
 	elif [ "$got" != "${sha[$data]}" ]; then
 		why="sha256 ${got:0:12} != ${sha[$data]:0:12}: the data arrived corrupted"
 	elif ! file_has "$tmp/c.err" "\"transport\":\"${want_transport[$pair]}\""; then
@@ -403,12 +406,11 @@ blackout() {
 		tc -n peer qdisc replace dev "$pi" root netem loss 100% 2>>"$tmp/tc.err" || ok=1
 		usecs; sd_b1=$sd_us
 	else
-		# The end that went dark last comes back first: both directions
-		# stay dark about as long.
-		tc -n peer qdisc del dev "$pi" root 2>>"$tmp/tc.err" || ok=1
-		usecs; sd_b1=$sd_us
+		# In the same order: both directions stay dark about as long.
 		tc qdisc del dev "$ri" root 2>>"$tmp/tc.err" || ok=1
 		usecs; sd_b0=$sd_us
+		tc -n peer qdisc del dev "$pi" root 2>>"$tmp/tc.err" || ok=1
+		usecs; sd_b1=$sd_us
 	fi
 	netem_now[$p]=none
 	return $ok
@@ -574,28 +576,28 @@ blackout_cat() {
 # --- the cases ------------------------------------------------------------------------------
 pdu8k=(-o max_send_size=8K -o max_receive_size=8K -o receive_credit_max=64)
 echo "# lab.sh: $SECONDS s before MTU 1500"
-lab_cat lab.mtu1500.rxe4.messages rxe4 to_listener 1m 1024 "${pdu8k[@]}"
-lab_cat lab.mtu1500.rxe4.rdma rxe4 from_listener 1m 1024 --rdma
-lab_cat lab.mtu1500.siw6.messages siw6 to_listener 1m - "${pdu8k[@]}"
-lab_cat lab.mtu1500.siw6.rdma siw6 from_listener 1m - --rdma
+lab_cat lab.mtu1500.rxe4.messages rxe4 to_listener 512k 1024 "${pdu8k[@]}"
+lab_cat lab.mtu1500.rxe4.rdma rxe4 from_listener 512k 1024 --rdma
+lab_cat lab.mtu1500.siw6.messages siw6 to_listener 512k - "${pdu8k[@]}"
+lab_cat lab.mtu1500.siw6.rdma siw6 from_listener 512k - --rdma
 
 echo "# lab.sh: $SECONDS s before netem"
-netem_cat lab.netem.loss2.rxe4.messages rxe4 "loss 2%" to_listener 512k -
-netem_cat lab.netem.loss2.rxe4.rdma rxe4 "loss 2%" from_listener 512k - --rdma
-netem_cat lab.netem.reorder.rxe4.messages rxe4 "delay 10ms reorder 25% 50%" to_listener 512k -
-netem_cat lab.netem.duplicate.rxe4.messages rxe4 "duplicate 5%" from_listener 512k -
-netem_cat lab.netem.delay20.rxe4.messages rxe4 "delay 20ms" to_listener 512k -
-netem_cat lab.netem.loss2.siw4.messages siw4 "loss 2%" to_listener 512k -
-netem_cat lab.netem.delay20.siw4.rdma siw4 "delay 20ms" from_listener 512k - --rdma
+netem_cat lab.netem.loss2.rxe4.messages rxe4 "loss 2%" to_listener 256k -
+netem_cat lab.netem.loss2.rxe4.rdma rxe4 "loss 2%" from_listener 256k - --rdma
+netem_cat lab.netem.reorder.rxe4.messages rxe4 "delay 10ms reorder 25% 50%" to_listener 256k -
+netem_cat lab.netem.duplicate.rxe4.messages rxe4 "duplicate 5%" from_listener 256k -
+netem_cat lab.netem.delay20.rxe4.messages rxe4 "delay 20ms" to_listener 256k -
+netem_cat lab.netem.loss2.siw4.messages siw4 "loss 2%" to_listener 256k -
+netem_cat lab.netem.delay20.siw4.rdma siw4 "delay 20ms" from_listener 256k - --rdma
 for p in rxe siw; do
 	netem_set $p none || echo "# could not remove netem from the $p pair: $netem_err"
 done
 
 echo "# lab.sh: $SECONDS s before the blackouts"
 blackout_cat lab.blackout.short.rxe4 rxe4 short 2m
-blackout_cat lab.blackout.short.siw6 siw6 short 4m
+blackout_cat lab.blackout.short.siw6 siw6 short 2m
 blackout_cat lab.blackout.long.rxe4 rxe4 long 2m
-blackout_cat lab.blackout.long.siw6 siw6 long 4m
+blackout_cat lab.blackout.long.siw6 siw6 long 2m
 
 echo "# lab.sh: $SECONDS s before MTU 9000"
 if printf 'link set %s mtu 9000\n' labA labC | ip -b - &&
@@ -616,9 +618,9 @@ for c in rxe6.messages:to_listener rxe6.rdma:from_listener siw4.messages:to_list
 	mtu=-
 	[[ $tr == rxe* ]] && mtu=4096
 	if [ "$mode" = rdma ]; then
-		lab_cat "$name" "$tr" "$dir" 1m $mtu --rdma
+		lab_cat "$name" "$tr" "$dir" 512k $mtu --rdma
 	else
-		lab_cat "$name" "$tr" "$dir" 1m $mtu "${pdu8k[@]}"
+		lab_cat "$name" "$tr" "$dir" 512k $mtu "${pdu8k[@]}"
 	fi
 done
 

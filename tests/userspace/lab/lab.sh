@@ -181,10 +181,11 @@ rxe_skip="this kernel's rxe is not netns-aware (UDP 4791 socket and routes in in
 
 # Test data: one random file and its prefixes; sha256 of each.
 declare -A sha size
-size=([256k]=262144 [512k]=524288 [2m]=2097152)
-head -c 2M /dev/urandom >"$tmp/in.2m"
-head -c 512K "$tmp/in.2m" >"$tmp/in.512k"
-head -c 256K "$tmp/in.2m" >"$tmp/in.256k"
+size=([256k]=262144 [512k]=524288 [2m]=2097152 [4m]=4194304)
+head -c 4M /dev/urandom >"$tmp/in.4m"
+head -c 2M "$tmp/in.4m" >"$tmp/in.2m"
+head -c 512K "$tmp/in.4m" >"$tmp/in.512k"
+head -c 256K "$tmp/in.4m" >"$tmp/in.256k"
 sha256sum "$tmp"/in.* >"$tmp/sums"
 while read -r s f; do sha[${f##*/in.}]=$s; done <"$tmp/sums"
 
@@ -352,7 +353,11 @@ lab_cat() {
 	if [ -z "$why" ]; then
 		tap_ok "$name # $((SECONDS - t0)) s, $info"
 	else
-		tap_fail "$name" "$why ($info)" "$tmp/l.err" "$tmp/c.err"
+		# A refused connect (seen now and then over siw, cause not
+		# known yet): the module's counters, rejects included.
+		rm -f "$tmp/stats"
+		file_has "$tmp/c.err" 'refused' && $T "$sd" stats >"$tmp/stats" 2>&1
+		tap_fail "$name" "$why ($info)" "$tmp/l.err" "$tmp/c.err" "$tmp/stats"
 	fi
 }
 
@@ -595,9 +600,10 @@ done
 
 echo "# lab.sh: $SECONDS s before the blackouts"
 blackout_cat lab.blackout.short.rxe4 rxe4 short 2m
-blackout_cat lab.blackout.short.siw6 siw6 short 2m
+# (siw moved 0.85 MiB/s on 6.12: 2 MiB ended before tc had made it dark)
+blackout_cat lab.blackout.short.siw6 siw6 short 4m
 blackout_cat lab.blackout.long.rxe4 rxe4 long 2m
-blackout_cat lab.blackout.long.siw6 siw6 long 2m
+blackout_cat lab.blackout.long.siw6 siw6 long 4m
 
 echo "# lab.sh: $SECONDS s before MTU 9000"
 if printf 'link set %s mtu 9000\n' labA labC | ip -b - &&

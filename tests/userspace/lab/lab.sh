@@ -483,14 +483,15 @@ blackout_cat() {
 	while :; do
 		file_pos $lpid 1
 		[ "$sd_pos" -ge 131072 ] && break
-		if ! kill -0 $lpid 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+		if ! kill -0 $lpid 2>/dev/null || ! kill -0 $cpid 2>/dev/null ||
+			[ $SECONDS -ge $deadline ]; then
 			break
 		fi
 		sd_sleep 0.1
 	done
 	if [ "$sd_pos" -lt 131072 ]; then
 		stop $lpid $cpid
-		tap_fail "$name" "the receiver did not get 128 KiB in 30 s (it has $sd_pos bytes)" "$tmp/l.err" "$tmp/c.err"
+		tap_fail "$name" "the receiver did not get 128 KiB (it has $sd_pos bytes)" "$tmp/l.err" "$tmp/c.err"
 		return
 	fi
 	if ! blackout "$pair" on; then

@@ -396,8 +396,15 @@ static int sd_connect_wait(struct sd_sock *sd, long timeo)
 	struct sock *sk = &sd->sk;
 	int err = 0;
 
+	spin_lock_bh(&sd->lock);
+	sd->connector_waits = true;
+	spin_unlock_bh(&sd->lock);
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (READ_ONCE(sd->state) == SD_CONNECTING) {
+		if (READ_ONCE(sd->connect_deferred)) {
+			sd_cm_connect_deferred(sd);
+			continue;
+		}
 		if (!timeo) {
 			err = -EINPROGRESS;
 			break;
@@ -406,9 +413,16 @@ static int sd_connect_wait(struct sd_sock *sd, long timeo)
 			err = sock_intr_errno(timeo);
 			break;
 		}
-		sk_wait_event(sk, &timeo, READ_ONCE(sd->state) != SD_CONNECTING, &wait);
+		sk_wait_event(sk, &timeo, READ_ONCE(sd->state) != SD_CONNECTING ||
+			      READ_ONCE(sd->connect_deferred), &wait);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
+	/* A connect left for us while we were leaving is ours still. */
+	spin_lock_bh(&sd->lock);
+	sd->connector_waits = false;
+	spin_unlock_bh(&sd->lock);
+	if (READ_ONCE(sd->connect_deferred))
+		sd_cm_connect_deferred(sd);
 	return err;
 }
 

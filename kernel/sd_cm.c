@@ -8,6 +8,9 @@
 
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/nsproxy.h>
+#include <linux/sched/task.h>
+#include <linux/task_work.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
 
@@ -53,24 +56,154 @@ static void sd_cm_conn_param(struct sd_sock *sd, struct rdma_conn_param *p,
 	}
 }
 
-static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
+static void sd_cm_fail(struct sd_sock *sd, int err)
+{
+	spin_lock_bh(&sd->lock);
+	sd_fail(sd, err);
+	spin_unlock_bh(&sd->lock);
+}
+
+static int sd_cm_do_connect(struct sd_sock *sd, struct rdma_cm_id *id,
+			    bool in_handler)
 {
 	struct rdma_conn_param p;
 	__be32 ird_ord[2];
+	int err;
+
+	sd_cm_conn_param(sd, &p, ird_ord,
+			 sd->transport == SMBDIRECT_TRANSPORT_IWARP);
+	/* Inside the handler: rdma_connect() would take its mutex again. */
+	err = in_handler ? rdma_connect_locked(id, &p) : rdma_connect(id, &p);
+	if (!err) {
+		sd->qp_used = true;
+		sd->active = true;
+	}
+	return err;
+}
+
+void sd_cm_connector_put(struct sd_sock *sd)
+{
+	struct task_struct *t;
+
+	spin_lock_bh(&sd->lock);
+	t = sd->connector;
+	sd->connector = NULL;
+	sd->connect_deferred = false;
+	spin_unlock_bh(&sd->lock);
+	if (t)
+		put_task_struct(t);
+}
+
+/*
+ * The connect the route handler left (socket lock held, in the context
+ * of the task that called connect()): a connect() waiting for the
+ * connection runs it, else the task work queued to that task does.
+ */
+void sd_cm_connect_deferred(struct sd_sock *sd)
+{
+	bool mine;
+	int err;
+
+	spin_lock_bh(&sd->lock);
+	mine = sd->connect_deferred && !sd->failed && !sd->dying && sd->cm_id;
+	sd->connect_deferred = false;
+	spin_unlock_bh(&sd->lock);
+	if (!mine)
+		return;
+	err = sd_cm_do_connect(sd, sd->cm_id, false);
+	if (err)
+		sd_cm_fail(sd, err);
+	sd_cm_connector_put(sd);
+}
+
+static void sd_cm_connect_twork(struct callback_head *cb)
+{
+	struct sd_sock *sd = container_of(cb, struct sd_sock, connect_twork);
+
+	spin_lock_bh(&sd->lock);
+	sd->connect_twork_queued = false;
+	spin_unlock_bh(&sd->lock);
+	lock_sock(&sd->sk);
+	/*
+	 * Run by an exiting task (exit_task_work()), its namespaces gone
+	 * already: no connect from here. Another process has the socket.
+	 */
+	if (current->flags & PF_EXITING || !current->nsproxy) {
+		if (READ_ONCE(sd->connect_deferred))
+			sd_cm_fail(sd, -ECONNABORTED);
+		sd_cm_connector_put(sd);
+	} else {
+		sd_cm_connect_deferred(sd);
+	}
+	release_sock(&sd->sk);
+	sock_put(&sd->sk);
+}
+
+/*
+ * siw opens the TCP connection of an iWARP connect in the namespace of
+ * the task that calls rdma_connect(), not in the id's. The route handler
+ * runs in a kworker of the initial namespace, so a socket in another
+ * namespace hands its connect to the task that called connect(): wakes
+ * it if it waits in connect(), else interrupts it with a task work (as a
+ * signal does, without one; poll() and connect() restart). True if the
+ * connect was handed over.
+ */
+static bool sd_cm_connect_elsewhere(struct sd_sock *sd)
+{
+	struct sock *sk = &sd->sk;
+	struct task_struct *t;
+	int err;
+
+	if (sd->transport != SMBDIRECT_TRANSPORT_IWARP ||
+	    net_eq(sock_net(sk), current->nsproxy->net_ns))
+		return false;
+	spin_lock_bh(&sd->lock);
+	t = sd->connector;
+	if (!t || sd->failed) {
+		spin_unlock_bh(&sd->lock);
+		return false;
+	}
+	sd->connect_deferred = true;
+	if (sd->connector_waits) {
+		spin_unlock_bh(&sd->lock);
+		sk->sk_state_change(sk);
+		return true;
+	}
+	/* One from an earlier attempt has not run yet: it takes this one. */
+	if (sd->connect_twork_queued) {
+		spin_unlock_bh(&sd->lock);
+		return true;
+	}
+	sd->connect_twork_queued = true;
+	get_task_struct(t);
+	spin_unlock_bh(&sd->lock);
+	sock_hold(sk);
+	init_task_work(&sd->connect_twork, sd_cm_connect_twork);
+	err = task_work_add(t, &sd->connect_twork, TWA_SIGNAL);
+	put_task_struct(t);
+	if (!err)
+		return true;
+	/* The task is exiting: connect from here, as before. */
+	sock_put(sk);
+	spin_lock_bh(&sd->lock);
+	sd->connect_deferred = false;
+	sd->connect_twork_queued = false;
+	spin_unlock_bh(&sd->lock);
+	return false;
+}
+
+static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
+{
 	int err;
 
 	err = sd_qp_create(sd);
 	if (err)
 		return err;
 	sd_cm_save_addrs(sd, id);
-	sd_cm_conn_param(sd, &p, ird_ord,
-			 sd->transport == SMBDIRECT_TRANSPORT_IWARP);
-	/* Inside the handler: rdma_connect() would take its mutex again. */
-	err = rdma_connect_locked(id, &p);
-	if (!err) {
-		sd->qp_used = true;
-		sd->active = true;
-	}
+	if (sd_cm_connect_elsewhere(sd))
+		return 0;
+	err = sd_cm_do_connect(sd, id, true);
+	sd_cm_connector_put(sd);
 	return err;
 }
 
@@ -145,13 +278,6 @@ static void sd_cm_disconnected(struct sd_sock *sd)
 	spin_lock_bh(&sd->lock);
 	connecting = sd->state == SD_CONNECTING;
 	sd_fail(sd, connecting ? -ECONNREFUSED : 0);
-	spin_unlock_bh(&sd->lock);
-}
-
-static void sd_cm_fail(struct sd_sock *sd, int err)
-{
-	spin_lock_bh(&sd->lock);
-	sd_fail(sd, err);
 	spin_unlock_bh(&sd->lock);
 }
 
@@ -387,6 +513,14 @@ int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr)
 		return err;
 	memcpy(&sd->peer, addr, sd_addr_len(addr));
 	sd_inet_addrs_sync(sd);
+	/* For sd_cm_connect_elsewhere(): a user task outside init_net. */
+	if (!net_eq(sock_net(&sd->sk), &init_net) &&
+	    !(current->flags & PF_KTHREAD)) {
+		sd_cm_connector_put(sd);
+		spin_lock_bh(&sd->lock);
+		sd->connector = get_task_struct(current);
+		spin_unlock_bh(&sd->lock);
+	}
 	return rdma_resolve_addr(sd->cm_id,
 				 sd->bound ? (struct sockaddr *)&sd->local : NULL,
 				 addr, SD_ADDR_TIMEOUT_MS);

@@ -340,6 +340,7 @@ void sd_transport_teardown(struct sd_sock *sd)
 		sd->removed_id = NULL;
 		spin_unlock_bh(&sd->lock);
 	}
+	sd_cm_connector_put(sd);
 	/* Unread messages stay for recvmsg; the destructor frees them. */
 	sd_queues_free(sd, false);
 }

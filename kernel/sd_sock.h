@@ -182,6 +182,17 @@ struct sd_sock {
 	struct mutex res_mutex;
 	bool qp_used;		/* connect/accept ran: the QP needs draining */
 	bool active;		/* we sent the connect request (rdma_connect) */
+	/*
+	 * iWARP in a network namespace: rdma_connect() must run in the
+	 * connect() caller's context (see sd_cm_route_resolved()). Under
+	 * sd->lock: the caller (a reference), whether it waits in connect(),
+	 * and a connect the route handler left for it.
+	 */
+	struct task_struct *connector;
+	bool connector_waits;
+	bool connect_deferred;
+	bool connect_twork_queued;
+	struct callback_head connect_twork;
 	bool id_owned_by_cm;	/* rdma_cm destroys cm_id (handler returned 1) */
 
 	spinlock_t lock;	/* see the order at the top of this file */
@@ -395,6 +406,8 @@ u64 sd_now_ms(void);
 int sd_cm_create_id(struct sd_sock *sd);
 int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr);
 int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr);
+void sd_cm_connect_deferred(struct sd_sock *sd);
+void sd_cm_connector_put(struct sd_sock *sd);
 int sd_cm_listen(struct sd_sock *sd, int backlog);
 
 /* sd_qp.c */

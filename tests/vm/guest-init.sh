@@ -14,15 +14,15 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp LANG=C.UTF-8
 
+# One process per step where it can be (each start costs ~1 s of the
+# guest's one CPU under TCG): the file systems in one `mount -a` from
+# guest-fstab (sysfs, dev, debugfs, cgroup2, the tmpfs mounts), the
+# links in one `ip -b` and one `rdma -b`.
+# (mount -a needs /proc to see what is mounted.)
 mount -t proc proc /proc
+mount -a --fstab "${0%/*}/guest-fstab" || echo "guest: mount -a: exit $?"
 # Progress markers go to the kernel log, with its timestamps.
 mark() { echo "guest: $*" > /dev/kmsg 2>/dev/null || echo "guest: $*"; }
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
-mkdir -p /dev/pts /dev/shm
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /dev/shm
-mount -t debugfs debugfs /sys/kernel/debug
 # kmemleak scans when the tests say (two scans at the end of every boot:
 # guest/check.sh, guest/quick.sh), not by itself: an automatic scan (first
 # a minute after boot, then every 10 minutes) took 12-18 s of the guest's
@@ -30,14 +30,9 @@ mount -t debugfs debugfs /sys/kernel/debug
 # or more (measured 2026-11-23: /bin/true 365 -> 215 ms, `smbdirect
 # --help` 1160 -> 768 ms with scan=off). What a scan finds is the same.
 echo scan=off > /sys/kernel/debug/kmemleak 2>/dev/null
-# cgroup2 with the memory controller for children (memcg_test: a user's
-# connection buffers charged to its memory cgroup).
-if mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null; then
-	echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
-fi
-for d in /tmp /run /var/tmp /var/log /var/lib /etc/ksmbd; do
-	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
-done
+# cgroup2 (in guest-fstab) with the memory controller for children
+# (memcg_test: a user's connection buffers charged to its memory cgroup).
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 mkdir -p /run/sd-out "$SD_REPO"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 sdout /run/sd-out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro sdrepo "$SD_REPO"
@@ -53,21 +48,26 @@ finish() {
 trap finish EXIT
 
 mark "mounted"
-ip link set lo up
-ip link add veth0 type veth peer name veth1
-ip addr add 10.77.0.1/24 dev veth0
-ip addr add 10.77.0.2/24 dev veth1
-ip -6 addr add fd77::1/64 dev veth0 nodad
-ip -6 addr add fd77::2/64 dev veth1 nodad
-ip link set veth0 up
-ip link set veth1 up
+ip -b - <<'EOF' || echo "guest: network setup failed"
+link set lo up
+link add veth0 type veth peer name veth1
+addr add 10.77.0.1/24 dev veth0
+addr add 10.77.0.2/24 dev veth1
+addr add fd77::1/64 dev veth0 nodad
+addr add fd77::2/64 dev veth1 nodad
+link set veth0 up
+link set veth1 up
+EOF
 mark "network up"
-rdma link add rxe0 type rxe netdev veth0 || echo "guest: rxe0 setup failed"
-rdma link add siw0 type siw netdev lo || echo "guest: siw0 setup failed"
-rdma link add siw1 type siw netdev veth1 || echo "guest: siw1 setup failed"
+rdma -f -b - <<'EOF' || echo "guest: rdma link setup failed"
+link add rxe0 type rxe netdev veth0
+link add siw0 type siw netdev lo
+link add siw1 type siw netdev veth1
+EOF
 
-mark "$(uname -r) up; running $SD_SCRIPT"
-eval "set -- $(cat "$SD_OUT/args")"
+read -r rel </proc/sys/kernel/osrelease
+mark "$rel up; running $SD_SCRIPT"
+eval "set -- $(<"$SD_OUT/args")"
 cd "$SD_REPO"
 bash "$SD_REPO/$SD_SCRIPT" "$@" </dev/null
 status=$?

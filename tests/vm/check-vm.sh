@@ -95,6 +95,24 @@ case " ${USERSPACE_KERNELS:-7.2} " in
 esac
 [ "$part" != kernel ] || echo "== $series: selftest variants: $variants"
 
+# The two-party suites (issue #13 items 11 and 12), on every kernel: the
+# hostile peer (tests/userspace/hostile/hostile_peer.sh) and the two-host
+# lab (tests/userspace/lab/lab.sh). On a USERSPACE_KERNELS kernel the
+# hostile peer goes with the kernel part and the lab with the user part,
+# which keeps the boots about even; elsewhere both go with the kernel part.
+# SD_TWO_PARTY overrides the names for every part ("" for none).
+case " ${USERSPACE_KERNELS:-7.2} " in
+*" $series "*)
+	case $part in
+	kernel) two_party=hostile_peer ;;
+	user) two_party=lab ;;
+	*) two_party= ;;
+	esac ;;
+*) two_party="hostile_peer lab"; [ "$part" = kernel ] || two_party= ;;
+esac
+two_party=${SD_TWO_PARTY-$two_party}
+[ -z "$two_party" ] || echo "== $series ($part): two-party suites: $two_party"
+
 rm -rf "$out"
 mkdir -p "$out"
 # A boot counts as hung after 1500 s; the longest (kernel, user, smb) took
@@ -103,7 +121,7 @@ vm_timeout=${SD_VM_TIMEOUT:-1500}
 t0=$SECONDS
 SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} SD_VM_TIMEOUT=$vm_timeout \
 	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir" "$part" "$us" \
-	"$variants"
+	"$variants" "$two_party"
 vrc=$?
 echo "== $series ($part): the VM ran $((SECONDS - t0)) s"
 if [ $vrc -ne 0 ]; then
@@ -184,6 +202,9 @@ if [ "$part" = user ]; then
 elif [ "$part" = kernel ] && [ -f "$root/tests/userspace/genl.sh" ]; then
 	[ -f "$out/userspace/genl.tap" ] || rec fail "userspace/genl (did not run)"
 fi
+for n in $two_party; do
+	[ -f "$out/userspace/$n.tap" ] || rec fail "userspace/$n (did not run)"
+done
 tap_dir interop interop
 
 [ -f "$out/rmmod-failed" ] && rec fail rmmod || { [ -f "$out/loaded" ] && rec pass rmmod; }

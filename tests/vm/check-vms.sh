@@ -51,7 +51,10 @@ for k in $(echo $kernels | tr ' ' '\n' | sort -rV); do
 done
 [ "$demo" = demo ] && jobs+=(demo)
 
-times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds
+# The name carries the boots' contents: a new suite in a boot makes the
+# old lengths wrong, so such a change names a new file (.2: the two-party
+# suites, 2026-11-24).
+times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.2
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in

@@ -6,7 +6,7 @@
 # and leaves everything the host judges in $SD_OUT:
 #   kunit/<suite>.tap, kunit.ktap, selftests/<name>.tap, dmesg.txt,
 #   kmemleak.txt, canary-dmesg.txt
-# Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD [VARIANTS]
+# Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD [VARIANTS [TWO_PARTY]]
 # PART: kernel (KUnit, kselftests, cifs.sh and ksmbd.sh), user (the
 # user-space suites) or smb (the other interop scripts); see check-vm.sh.
 set -u
@@ -14,6 +14,7 @@ selftests=$1
 part=$2
 export SD_US=${3:-}
 variants=${4:-all}
+two_party=${5:-}
 out=$SD_OUT
 mkdir -p "$out/kunit" "$out/selftests"
 
@@ -74,6 +75,22 @@ for t in "$SD_REPO"/tests/userspace/*.sh; do
 	esac
 	echo "guest: userspace $name (at ${SECONDS} s)"
 	SD_SELFTESTS=$selftests timeout 900 bash "$t" > "$out/userspace/$name.tap" 2>&1
+	echo "exit $?" > "$out/userspace/$name.rc"
+done
+
+# The two-party suites (TWO_PARTY: names from lab, hostile_peer; see
+# check-vm.sh): the lab with a second host and a lossy wire
+# (tests/userspace/lab/lab.sh) and the hostile peer
+# (tests/userspace/hostile/hostile_peer.sh). TAP as the user-space suites.
+for name in $two_party; do
+	case $name in
+	lab) t=$SD_REPO/tests/userspace/lab/lab.sh ;;
+	hostile_peer) t=$SD_REPO/tests/userspace/hostile/hostile_peer.sh ;;
+	*) echo "guest: no two-party suite $name"; continue ;;
+	esac
+	[ -n "$SD_US" ] || continue
+	echo "guest: userspace $name (at ${SECONDS} s)"
+	SD_SELFTESTS=$selftests timeout 600 bash "$t" > "$out/userspace/$name.tap" 2>&1
 	echo "exit $?" > "$out/userspace/$name.rc"
 done
 

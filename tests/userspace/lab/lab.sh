@@ -33,7 +33,7 @@
 # Cases, in order: setup; MTU 1500: messages (8 KiB PDUs, so that one PDU
 # spans packets) and --rdma on each transport, rxe's data packets checked
 # to be 1024-byte path MTU; netem on both ends of the pair (loss 2%,
-# reorder, duplicate 5%, delay 20 ms on rxe, loss and delay on siw): each
+# reorder, duplicate 5%, delay 50 ms on rxe, loss and delay on siw): each
 # a small transfer that must arrive intact; blackouts (netem loss 100% on
 # both ends in the middle of a transfer): a short one, inside rxe's retry
 # budget (retry_count 6 x local ACK timeout 2^17 x 4.096 us: ~3.8 s) and
@@ -67,8 +67,8 @@ cases=(
 	lab.mtu1500.siw6.messages lab.mtu1500.siw6.rdma
 	lab.netem.loss2.rxe4.messages lab.netem.loss2.rxe4.rdma
 	lab.netem.reorder.rxe4.messages lab.netem.duplicate.rxe4.messages
-	lab.netem.delay20.rxe4.messages
-	lab.netem.loss2.siw4.messages lab.netem.delay20.siw4.rdma
+	lab.netem.delay50.rxe4.messages
+	lab.netem.loss2.siw4.messages lab.netem.delay50.siw4.rdma
 	lab.blackout.short.rxe4 lab.blackout.short.siw6
 	lab.blackout.long.rxe4 lab.blackout.long.siw6
 	lab.mtu9000.setup
@@ -586,9 +586,9 @@ netem_cat lab.netem.loss2.rxe4.messages rxe4 "loss 2%" to_listener 256k -
 netem_cat lab.netem.loss2.rxe4.rdma rxe4 "loss 2%" from_listener 256k - --rdma
 netem_cat lab.netem.reorder.rxe4.messages rxe4 "delay 10ms reorder 25% 50%" to_listener 256k -
 netem_cat lab.netem.duplicate.rxe4.messages rxe4 "duplicate 5%" from_listener 256k -
-netem_cat lab.netem.delay20.rxe4.messages rxe4 "delay 20ms" to_listener 256k -
+netem_cat lab.netem.delay50.rxe4.messages rxe4 "delay 50ms" to_listener 256k -
 netem_cat lab.netem.loss2.siw4.messages siw4 "loss 2%" to_listener 256k -
-netem_cat lab.netem.delay20.siw4.rdma siw4 "delay 20ms" from_listener 256k - --rdma
+netem_cat lab.netem.delay50.siw4.rdma siw4 "delay 50ms" from_listener 256k - --rdma
 for p in rxe siw; do
 	netem_set $p none || echo "# could not remove netem from the $p pair: $netem_err"
 done

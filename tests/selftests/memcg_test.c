@@ -431,15 +431,36 @@ static int sb_opts(int fd)
 /* Moves this process into the cgroup dir. */
 static int cg_enter(const char *dir)
 {
-	char path[192];
+	char path[512];
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	return write_file(path, "0");
 }
 
+/* This process's cgroup directory, from /proc/self/cgroup ("0::/path"). */
+static int cg_self(char *dir, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(dir, len, "%s%s", CG_ROOT, line + 3);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 /*
  * The pair: c created inside cg (a socket is charged to its creator's
- * cgroup), s accepted by a listener outside it; both with sb_opts().
+ * cgroup, and the process goes back where it was), s accepted by a
+ * listener outside it; both with sb_opts().
  */
 static int sb_pair(const struct sd_target *t, const char *cg, int *c, int *s,
 		   const char **why)
@@ -448,11 +469,14 @@ static int sb_pair(const struct sd_target *t, const char *cg, int *c, int *s,
 	struct sockaddr_storage ss;
 	socklen_t len = sd_addr(t, 0, &ss);
 	int lfd = sd_socket(SOCK_STREAM), ret;
+	char home[300];
 
 	*why = "listener";
 	if (lfd < 0)
 		return lfd;
 	ret = sb_opts(lfd);
+	if (!ret)
+		ret = cg_self(home, sizeof(home));
 	if (!ret && (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 1)))
 		ret = -errno;
 	len = sizeof(ss);
@@ -463,7 +487,7 @@ static int sb_pair(const struct sd_target *t, const char *cg, int *c, int *s,
 		ret = cg_enter(cg);
 		if (!ret) {
 			j.fd = sd_socket(SOCK_STREAM);
-			ret = cg_enter(CG_ROOT);
+			ret = cg_enter(home);
 			if (j.fd < 0)
 				ret = j.fd;
 		}

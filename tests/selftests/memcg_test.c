@@ -12,9 +12,9 @@
  * reached, and nothing is OOM-killed. A good connection works afterwards.
  *
  * And what send() stages (item 1's SO_SNDBUF): a STREAM writer charged to
- * a cgroup, SO_SNDBUF 64 KiB, writes a 4 MiB message to a reader that holds
+ * a cgroup, SO_SNDBUF 64 KiB, writes a 2 MiB message to a reader that holds
  * its receive buffers back. The writer's tx_queued stays within SO_SNDBUF
- * and memory.current grows by about that, not by the message, when a
+ * and memory.current grows by at most about that, not by the message, when a
  * non-blocking writer gets a partial count and EAGAIN and while a blocking
  * one waits inside its one send(); then the message arrives whole.
  */
@@ -393,13 +393,13 @@ TEST_F(memcg, pairs_fill_memory_max)
  */
 #define SB_PDU 32768		/* send and receive size: few PDUs to move */
 #define SB_CREDITS 8
-#define SB_MSG (4u << 20)	/* the message: 32 times SO_SNDBUF */
+#define SB_MSG (2u << 20)	/* the message: 16 times SO_SNDBUF */
 #define SB_SNDBUF 65536		/* the kernel doubles it */
 #define SB_RCVBUF 4096
 #define SB_FIRST 16384		/* the unread message: beyond SO_RCVBUF */
 #define SB_CHUNK 65536		/* the reader's recv() size */
 /* memory.current beyond SO_SNDBUF: per-CPU charge batches, slab, headers */
-#define SB_SLACK (1L << 20)
+#define SB_SLACK (768L << 10)
 #define SB_WAIT_MS 60000	/* bound of the waits for the starved state */
 #define SB_SEED 7
 

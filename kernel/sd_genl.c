@@ -21,7 +21,9 @@
  *   CREDIT_STALLS       sendmsg() calls that found the send queue full
  *                       (SO_SNDBUF: the peer's credits do not come back
  *                       fast enough) and had to wait or got EAGAIN, where
- *                       the af_smbdirect_send_stall tracepoint fires.
+ *                       the af_smbdirect_send_stall tracepoint fires; a
+ *                       STREAM message staged in pieces counts once for
+ *                       every piece that waited.
  *   RDMA_READS/WRITES   RDMA_READV/WRITEV calls that moved their bytes,
  *   and their _BYTES    and those bytes; ERR_RDMA: calls whose transfer
  *                       failed (not argument errors, not a signal).

@@ -36,6 +36,8 @@ struct sd_msg *sd_msg_alloc(struct sd_sock *sd, u32 len)
 	m->len = len;
 	m->filled = 0;
 	m->done = 0;
+	m->msg_len = len;
+	m->msg_off = 0;
 	m->inv = false;
 	m->inv_token = 0;
 	INIT_LIST_HEAD(&m->node);

@@ -72,18 +72,29 @@ struct sd_tx_buf {
 };
 
 /*
- * One upper-layer message, on the tx queue (filled by sendmsg, fragmented
- * by the core) or on the rx queue (reassembled, waiting for recvmsg).
+ * One upper-layer message on the rx queue (reassembled, waiting for
+ * recvmsg), or on the tx queue (filled by sendmsg, fragmented by the core)
+ * one message or a piece of one: a STREAM message is staged in pieces
+ * that SO_SNDBUF has room for (sd_tx.c), each freed once its bytes are in
+ * PDUs, while the core fragments the whole message as one.
  */
 struct sd_msg {
 	struct list_head node;
-	u32 len;
+	u32 len;	/* bytes in data: the message, or tx: the piece */
 	u32 filled;	/* tx: bytes copied from the user so far */
 	u32 done;	/* tx: bytes handed to PDUs; rx: bytes read (stream) */
+	u32 msg_len;	/* tx: the whole message's length */
+	u32 msg_off;	/* tx: where the piece starts in the message */
 	bool inv;	/* tx: last PDU goes with SEND_WITH_INVALIDATE of inv_token */
 	u32 inv_token;
 	u8 *data;
 };
+
+/* tx: the piece holds the message's last bytes. */
+static inline bool sd_msg_last(const struct sd_msg *m)
+{
+	return m->msg_off + m->len == m->msg_len;
+}
 
 struct sd_reg;
 
@@ -213,13 +224,14 @@ struct sd_sock {
 	struct list_head rx_deferred;	/* buffers held back: reader is slow */
 
 	/* Send side. */
-	struct list_head tx_queue;	/* messages waiting for PDUs */
-	unsigned int tx_queued;		/* bytes on tx_queue */
+	struct list_head tx_queue;	/* messages (pieces) waiting for PDUs */
+	unsigned int tx_queued;		/* bytes on tx_queue: what SO_SNDBUF bounds */
 	struct list_head tx_free;	/* idle send buffers */
 	struct list_head tx_done;	/* sent messages to free outside the lock */
-	struct sd_msg *tx_cur;		/* the message the core is fragmenting */
-	struct sd_msg *tx_fill;		/* STREAM: the message sendmsg fills */
-	u32 tx_fill_len;		/* STREAM: length parsed, not yet allocated */
+	struct sd_msg *tx_cur;		/* the piece the core is fragmenting */
+	struct sd_msg *tx_fill;		/* STREAM: the piece sendmsg fills, not full */
+	u32 tx_fill_len;		/* STREAM: bytes parsed, not yet in a piece */
+	u32 tx_msg_len;			/* STREAM: the length of their message */
 	u32 tx_want;			/* bytes the last sd_tx_wait() waited room for */
 	struct sd_core_stream_parser tx_parser;
 

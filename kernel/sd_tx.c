@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Send path: sendmsg copies the user's bytes into whole messages on
- * tx_queue and returns; sd_tx_flush() turns them into PDUs whenever the
- * core has credits and a send buffer is free, from whichever context made
- * that true (sendmsg, a receive that brought credits, a send completion).
- * The staging copy is what lets a message outlive the syscall: non-blocking
+ * Send path: sendmsg copies the user's bytes into messages on tx_queue and
+ * returns; sd_tx_flush() turns them into PDUs whenever the core has
+ * credits and a send buffer is free, from whichever context made that true
+ * (sendmsg, a receive that brought credits, a send completion). The
+ * staging copy is what lets a message outlive the syscall: non-blocking
  * sends, and a fault in user memory never leaves half a message on the wire.
+ *
+ * SO_SNDBUF bounds the staged bytes (tx_queued). A SEQPACKET message is
+ * staged whole. A STREAM message, whose prefix may announce up to the
+ * peer's MaxFragmentedSize, is staged in pieces of what SO_SNDBUF has room
+ * for, each freed once its bytes are in PDUs; the core fragments the whole
+ * message as one, so the peer sees the same PDUs' RemainingDataLength and
+ * the last PDU (with SEND_WITH_INVALIDATE if asked) as for one buffer.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,12 +64,18 @@ static void sd_tx_count(struct sd_sock *sd, const struct sd_core_pdu *pdu,
 		sd_stat_add(sd, SD_STAT_SEND_INVALIDATES, 1);
 	if (done) {
 		sd_stat_add(sd, SD_STAT_MSGS_TX, 1);
-		sd_stat_add(sd, SD_STAT_BYTES_TX, done->len);
+		sd_stat_add(sd, SD_STAT_BYTES_TX, done->msg_len);
 	}
 }
 
-/* Starts the next queued message if the core is between messages. */
+/*
+ * Makes the head of tx_queue the current piece: the start of a message the
+ * core is then told of, or the next piece of the one it is fragmenting
+ * (pieces are queued in order, and a piece leaves the queue once all its
+ * bytes are in PDUs).
+ */
 static int sd_tx_start(struct sd_sock *sd)
+	__must_hold(&sd->lock)
 {
 	struct sd_core_actions act;
 	struct sd_msg *m;
@@ -70,10 +83,58 @@ static int sd_tx_start(struct sd_sock *sd)
 	if (sd->tx_cur || list_empty(&sd->tx_queue))
 		return 0;
 	m = list_first_entry(&sd->tx_queue, struct sd_msg, node);
-	if (sd_core_send_message(&sd->core, m->len, &act))
+	if (!m->msg_off && sd_core_send_message(&sd->core, m->msg_len, &act))
 		return -EPROTO;
 	sd->tx_cur = m;
 	return 0;
+}
+
+/* Bytes of the current message staged from m (the current piece) on. */
+static u32 sd_tx_avail(struct sd_sock *sd, struct sd_msg *m)
+	__must_hold(&sd->lock)
+{
+	u32 avail = m->filled - m->done;
+
+	/* A later piece has bytes only once the one before is full. */
+	while (m->filled == m->len && !sd_msg_last(m) &&
+	       !list_is_last(&m->node, &sd->tx_queue)) {
+		m = list_next_entry(m, node);
+		avail += m->filled;
+	}
+	return avail;
+}
+
+/*
+ * Copies len staged bytes (at most sd_tx_avail()) of the current message
+ * to dst, retiring every piece whose bytes are all out to tx_done. Returns
+ * the last piece if the message's last byte went.
+ */
+static struct sd_msg *sd_tx_copy(struct sd_sock *sd, u8 *dst, u32 len)
+	__must_hold(&sd->lock)
+{
+	struct sd_msg *m = sd->tx_cur;
+	u32 n;
+
+	while (len) {
+		n = min(len, m->filled - m->done);
+		memcpy(dst, m->data + m->done, n);
+		m->done += n;
+		dst += n;
+		len -= n;
+		if (m->done < m->len)
+			break;
+		list_move_tail(&m->node, &sd->tx_done);
+		sd->tx_queued -= m->len;
+		sd->tx_cur = NULL;
+		if (sd->tx_fill == m)
+			sd->tx_fill = NULL;
+		if (sd_msg_last(m))
+			return m;
+		if (len)
+			sd->tx_cur = list_first_entry(&sd->tx_queue, struct sd_msg, node);
+		m = sd->tx_cur;
+	}
+	return NULL;
 }
 
 /* Produces and posts every PDU the core allows now; under sd->lock. */
@@ -95,7 +156,7 @@ void sd_tx_flush(struct sd_sock *sd)
 			return;
 		tx = list_first_entry(&sd->tx_free, struct sd_tx_buf, node);
 		m = sd->tx_cur;
-		avail = m ? m->filled - m->done : 0;
+		avail = m ? sd_tx_avail(sd, m) : 0;
 		rc = sd_core_next_pdu(&sd->core, tx->data, sd->opts.max_send_size,
 				      avail, &pdu);
 		if (rc == SD_CORE_E_AGAIN)
@@ -107,26 +168,21 @@ void sd_tx_flush(struct sd_sock *sd)
 		inv = NULL;
 		done = NULL;
 		if (pdu.kind == SD_CORE_PDU_DATA) {
-			if (!m || pdu.message_offset != m->done ||
+			if (!m || pdu.message_offset != m->msg_off + m->done ||
 			    pdu.payload_length > avail ||
 			    pdu.payload_offset > pdu.length ||
 			    pdu.payload_length > pdu.length - pdu.payload_offset) {
 				sd_fail(sd, -EPROTO);
 				return;
 			}
-			memcpy(tx->data + pdu.payload_offset, m->data + m->done,
-			       pdu.payload_length);
-			m->done += pdu.payload_length;
-			if (pdu.message_last && m->inv)
-				inv = m;
-			if (pdu.message_last) {
-				done = m;
-				list_move_tail(&m->node, &sd->tx_done);
-				sd->tx_queued -= m->len;
-				sd->tx_cur = NULL;
-				if (sd->tx_fill == m)
-					sd->tx_fill = NULL;
+			done = sd_tx_copy(sd, tx->data + pdu.payload_offset,
+					  pdu.payload_length);
+			if (!done != !pdu.message_last) {
+				sd_fail(sd, -EPROTO);
+				return;
 			}
+			if (done && done->inv)
+				inv = done;
 		}
 		list_del_init(&tx->node);
 		/* inv, done stay valid: tx_done is freed only by sd_tx_reap(). */
@@ -191,16 +247,16 @@ bool sd_tx_drained(struct sd_sock *sd)
 
 /*
  * POLLOUT promises that a send makes progress: the same test as
- * sd_tx_wait(), for the size of the message a send last had to wait for
- * (a STREAM message whose prefix was taken, or a SEQPACKET message that
- * got EAGAIN), so that a poller is not woken for a send that cannot go.
+ * sd_tx_wait(), for the size a send last had to wait for (a STREAM piece,
+ * or a SEQPACKET message that got EAGAIN), so that a poller is not woken
+ * for a send that cannot go.
  */
 bool sd_tx_writable(struct sd_sock *sd)
 {
 	u32 queued = READ_ONCE(sd->tx_queued);
 	u32 need = max_t(u32, READ_ONCE(sd->tx_want), 1);
 
-	/* A STREAM message already queued takes the rest of its bytes at once. */
+	/* A STREAM piece with room left takes bytes at once. */
 	if (READ_ONCE(sd->tx_fill))
 		return true;
 	return !queued || queued + need <= (unsigned int)READ_ONCE(sd->sk.sk_sndbuf);
@@ -314,9 +370,53 @@ static int sd_send_prefix(struct sd_sock *sd, struct msghdr *msg)
 		iov_iter_revert(&msg->msg_iter, n);
 		return rc == SD_CORE_E_MESSAGE_TOO_LONG ? -EMSGSIZE : -EINVAL;
 	}
-	if (chunk.message_start)
+	if (chunk.message_start) {
+		sd->tx_msg_len = chunk.message_length;
 		sd->tx_fill_len = chunk.message_length;
+	}
 	return n;
+}
+
+/*
+ * The next piece of the STREAM message being written, queued while empty
+ * so that PDUs leave as its bytes come in: as much of the message's rest
+ * as SO_SNDBUF has room for, up to SD_TX_PIECE_MAX (a piece is freed only
+ * once all its bytes are out), and at least what one PDU carries, which an
+ * empty queue always takes. Under lock_sock(); sd_tx_wait() may drop it.
+ */
+#define SD_TX_PIECE_MAX (64 * 1024)
+
+static struct sd_msg *sd_tx_piece(struct sd_sock *sd, long *timeo)
+{
+	u32 rest = sd->tx_fill_len, least, room, queued, len;
+	struct sd_msg *m;
+	int err;
+
+	least = min(rest, max_t(u32, sd->params.max_send_size, 1));
+	/* Pieces already sent give their memory back before more is taken. */
+	sd_tx_reap(sd);
+	err = sd_tx_wait(sd, timeo, least);
+	if (err)
+		return ERR_PTR(err);
+	queued = READ_ONCE(sd->tx_queued);
+	room = (unsigned int)READ_ONCE(sd->sk.sk_sndbuf);
+	room = room > queued ? room - queued : 0;
+	len = clamp_t(u32, min_t(u32, room, SD_TX_PIECE_MAX), least, rest);
+	m = sd_msg_alloc(sd, len);
+	if (!m)
+		return ERR_PTR(-ENOBUFS);
+	m->msg_len = sd->tx_msg_len;
+	m->msg_off = sd->tx_msg_len - rest;
+	sd->tx_fill = m;
+	sd->tx_fill_len -= len;
+	/* A token waits for the message's last piece: its last PDU. */
+	if (sd_msg_last(m) && sd->tx_inv_pending) {
+		m->inv = true;
+		m->inv_token = sd->tx_inv_token;
+		sd->tx_inv_pending = false;
+	}
+	sd_tx_queue(sd, m);
+	return m;
 }
 
 static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
@@ -339,23 +439,11 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 			continue;
 		}
 		if (!m) {
-			err = sd_tx_wait(sd, timeo, sd->tx_fill_len);
-			if (err)
-				break;
-			m = sd_msg_alloc(sd, sd->tx_fill_len);
-			if (!m) {
-				err = -ENOBUFS;
+			m = sd_tx_piece(sd, timeo);
+			if (IS_ERR(m)) {
+				err = PTR_ERR(m);
 				break;
 			}
-			sd->tx_fill = m;
-			sd->tx_fill_len = 0;
-			if (sd->tx_inv_pending) {
-				m->inv = true;
-				m->inv_token = sd->tx_inv_token;
-				sd->tx_inv_pending = false;
-			}
-			/* Queued while empty: PDUs leave as the bytes come in. */
-			sd_tx_queue(sd, m);
 		}
 		off = m->filled;
 		n = min_t(size_t, m->len - off, iov_iter_count(&msg->msg_iter));
@@ -365,14 +453,15 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 		}
 		/* Keeps the parser in step; in the payload it only counts. */
 		if (sd_core_stream_parse(&sd->tx_parser, m->data + off, n, &chunk) ||
-		    chunk.payload_length != n) {
+		    chunk.payload_length != n ||
+		    chunk.message_end != (sd_msg_last(m) && off + n == m->len)) {
 			err = -EINVAL;
 			break;
 		}
 		spin_lock_bh(&sd->lock);
 		if (sd->tx_fill == m) {
 			m->filled += n;
-			if (chunk.message_end)
+			if (m->filled == m->len)
 				sd->tx_fill = NULL;
 			sd_tx_flush(sd);
 		}
@@ -411,7 +500,9 @@ static int sd_send_cmsg(struct msghdr *msg, u32 *token)
 
 /*
  * STREAM: the token goes with the message partly written (its prefix
- * included), else with the next one this call starts. Under lock_sock().
+ * included), else with the next one this call starts. It waits in
+ * tx_inv_token until the message's last piece is taken (sd_tx_piece()).
+ * Under lock_sock().
  */
 static int sd_stream_set_inv(struct sd_sock *sd, u32 token)
 {
@@ -420,7 +511,7 @@ static int sd_stream_set_inv(struct sd_sock *sd, u32 token)
 
 	if (sd->tx_inv_pending)
 		return -EINVAL;
-	if (!m) {
+	if (!m || !sd_msg_last(m)) {
 		sd->tx_inv_pending = true;
 		sd->tx_inv_token = token;
 		return 0;

@@ -10,8 +10,16 @@
  * own buffers do not fit) or ECONNREFUSED (the listener's child did not
  * fit); memory.current shows the pairs charged, memory.events the limit
  * reached, and nothing is OOM-killed. A good connection works afterwards.
+ *
+ * And what send() stages (item 1's SO_SNDBUF): a STREAM writer charged to
+ * a cgroup, SO_SNDBUF 64 KiB, writes a 2 MiB message to a reader that holds
+ * its receive buffers back. The writer's tx_queued stays within SO_SNDBUF
+ * and memory.current grows by at most about that, not by the message, when a
+ * non-blocking writer gets a partial count and EAGAIN and while a blocking
+ * one waits inside its one send(); then the message arrives whole.
  */
 #include <grp.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 
@@ -373,6 +381,344 @@ TEST_F(memcg, pairs_fill_memory_max)
 		ASSERT_EQ((long)sizeof(msg), sd_stream_recv(self->s, in, sizeof(in)));
 		EXPECT_EQ(0, memcmp(msg, in, sizeof(msg)));
 	}
+}
+
+/*
+ * SO_SNDBUF bounds what a STREAM send() stages, however long the message
+ * its prefix announces. The writer (c) is charged to self->cg, the reader
+ * (s, accepted by a listener outside it) to the root. The reader first gets
+ * one small message it leaves unread: beyond SO_RCVBUF it holds its receive
+ * buffers back, so the writer is starved once SB_CREDITS PDUs are out, and
+ * what it takes after that stays staged in the kernel.
+ */
+#define SB_PDU 32768		/* send and receive size: few PDUs to move */
+#define SB_CREDITS 8
+#define SB_MSG (2u << 20)	/* the message: 16 times SO_SNDBUF */
+#define SB_SNDBUF 65536		/* the kernel doubles it */
+#define SB_RCVBUF 4096
+#define SB_FIRST 16384		/* the unread message: beyond SO_RCVBUF */
+#define SB_CHUNK 65536		/* the reader's recv() size */
+/* memory.current beyond SO_SNDBUF: per-CPU charge batches, slab, headers */
+#define SB_SLACK (768L << 10)
+#define SB_WAIT_MS 60000	/* bound of the waits for the starved state */
+#define SB_SEED 7
+
+FIXTURE(sndbuf) {
+	int c, s;
+	int sndbuf;		/* the writer's SO_SNDBUF as the kernel keeps it */
+	long base;		/* memory.current before the message */
+	char cg[128];
+	char *buf;		/* prefix + message */
+};
+
+SD_TARGET_VARIANT(sndbuf);
+
+/* Both transports and both entry points; the other two cost guest time. */
+FIXTURE_VARIANT_ADD(sndbuf, rxe4) { .t = SD_TARGET_RXE4 };
+FIXTURE_VARIANT_ADD(sndbuf, siw4_inet) { .t = SD_TARGET_SIW4_INET };
+
+static int sb_opts(int fd)
+{
+	if (sd_setopt(fd, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, SB_CREDITS) ||
+	    sd_setopt(fd, SMBDIRECT_OPT_SEND_CREDIT_TARGET, SB_CREDITS) ||
+	    sd_setopt(fd, SMBDIRECT_OPT_MAX_SEND_SIZE, SB_PDU) ||
+	    sd_setopt(fd, SMBDIRECT_OPT_MAX_RECEIVE_SIZE, SB_PDU) ||
+	    sd_setopt(fd, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, SB_MSG))
+		return -errno;
+	return 0;
+}
+
+/* Moves this process into the cgroup dir. */
+static int cg_enter(const char *dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	return write_file(path, "0");
+}
+
+/* This process's cgroup directory, from /proc/self/cgroup ("0::/path"). */
+static int cg_self(char *dir, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "0::", 3)) {
+			snprintf(dir, len, "%s%s", CG_ROOT, line + 3);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The pair: c created inside cg (a socket is charged to its creator's
+ * cgroup, and the process goes back where it was), s accepted by a
+ * listener outside it; both with sb_opts().
+ */
+static int sb_pair(const struct sd_target *t, const char *cg, int *c, int *s,
+		   const char **why)
+{
+	struct sd_connect_job j = { .t = t, .type = SOCK_STREAM, .preset = 1, .fd = -1 };
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(t, 0, &ss);
+	int lfd = sd_socket(SOCK_STREAM), ret;
+	char home[300];
+
+	*why = "listener";
+	if (lfd < 0)
+		return lfd;
+	ret = sb_opts(lfd);
+	if (!ret)
+		ret = cg_self(home, sizeof(home));
+	if (!ret && (bind(lfd, (struct sockaddr *)&ss, len) || listen(lfd, 1)))
+		ret = -errno;
+	len = sizeof(ss);
+	if (!ret && getsockname(lfd, (struct sockaddr *)&ss, &len))
+		ret = -errno;
+	if (!ret) {
+		*why = "socket in the cgroup";
+		ret = cg_enter(cg);
+		if (!ret) {
+			j.fd = sd_socket(SOCK_STREAM);
+			ret = cg_enter(home);
+			if (j.fd < 0)
+				ret = j.fd;
+		}
+	}
+	if (!ret)
+		ret = sb_opts(j.fd);
+	if (!ret) {
+		*why = "connect";
+		j.port = sd_port_of(&ss);
+		ret = -pthread_create(&j.thread, NULL, sd_connect_thread, &j);
+	}
+	if (!ret) {
+		*s = sd_accept_ms(lfd, SD_STEP_MS);
+		pthread_join(j.thread, NULL);
+		ret = j.err ? j.err : *s < 0 ? *s : 0;
+	}
+	close(lfd);
+	if (ret && j.fd >= 0)
+		close(j.fd);
+	if (!ret)
+		*c = j.fd;
+	return ret;
+}
+
+FIXTURE_SETUP(sndbuf)
+{
+	int snd = SB_SNDBUF, rcv = SB_RCVBUF, ret;
+	uint32_t be = htonl(SB_MSG);
+	socklen_t len = sizeof(self->sndbuf);
+	const char *why;
+
+	self->c = self->s = -1;
+	self->cg[0] = 0;
+	self->buf = NULL;
+	SD_SETUP_TARGET();
+	why = cg_ready();
+	if (why)
+		SKIP(return, "%s", why);
+	snprintf(self->cg, sizeof(self->cg), CG_ROOT "/sd_sndbuf_%d", getpid());
+	ASSERT_EQ(0, mkdir(self->cg, 0755)) TH_LOG("mkdir %s: %s", self->cg, strerror(errno));
+	ret = sb_pair(&variant->t, self->cg, &self->c, &self->s, &why);
+	ASSERT_EQ(0, ret) TH_LOG("%s over %s %s: %s", why, variant->t.kind,
+				 variant->t.addr, strerror(-ret));
+	sd_set_timeouts(self->c, SD_STEP_MS);
+	sd_set_timeouts(self->s, SD_STEP_MS);
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)));
+	ASSERT_EQ(0, getsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &self->sndbuf, &len));
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)));
+	self->buf = malloc(4 + SB_MSG);
+	ASSERT_NE(NULL, self->buf);
+	memcpy(self->buf, &be, 4);
+	sd_fill(self->buf + 4, SB_MSG, SB_SEED);
+	/* The message the reader leaves unread: it holds its buffers back. */
+	ASSERT_EQ(0, sd_stream_send(self->c, self->buf + 4, SB_FIRST));
+	ASSERT_LT(0, sd_poll(self->s, POLLIN, SD_STEP_MS));
+	self->base = cg_long(self->cg, "memory.current");
+	ASSERT_LT(0, self->base);
+}
+
+FIXTURE_TEARDOWN(sndbuf)
+{
+	sd_teardown_pair(self->c, self->s, 0);
+	free(self->buf);
+	if (self->cg[0])
+		rmdir(self->cg);
+}
+
+struct sb_writer {
+	int fd;
+	const char *p;
+	size_t len;
+	int one_call;		/* one send(); else sd_write_all() */
+	long ret;		/* send()'s count or -errno; sd_write_all()'s */
+	int done;
+	pthread_t thread;
+};
+
+static void *sb_write(void *arg)
+{
+	struct sb_writer *w = arg;
+	ssize_t n;
+
+	if (w->one_call) {
+		n = send(w->fd, w->p, w->len, MSG_NOSIGNAL);
+		w->ret = n < 0 ? -errno : n;
+	} else {
+		w->ret = sd_write_all(w->fd, w->p, w->len);
+	}
+	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Until the writer is starved (true) or done or SB_WAIT_MS passed. */
+static bool sb_wait_starved(int c, int s, const int *done)
+{
+	long t0 = sd_now_ms();
+
+	while (!sd_starved(c, s) && !(done && __atomic_load_n(done, __ATOMIC_SEQ_CST)) &&
+	       sd_now_ms() - t0 < SB_WAIT_MS)
+		sd_sleep_ms(50);
+	return sd_starved(c, s);
+}
+
+/* The message the reader left unread. */
+static void sb_read_first(struct __test_metadata *_metadata, int s)
+{
+	char in[SB_FIRST];
+
+	ASSERT_EQ(SB_FIRST, sd_stream_recv(s, in, SB_FIRST));
+	EXPECT_EQ(-1, sd_check(in, SB_FIRST, SB_SEED));
+}
+
+/* The long one, in SB_CHUNK reads: one message, intact. */
+static void sb_read_long(struct __test_metadata *_metadata, int s)
+{
+	char *in = malloc(SB_MSG);
+	size_t got = 0, n;
+	uint32_t be = 0;
+
+	ASSERT_NE(NULL, in);
+	ASSERT_EQ(0, sd_read_all(s, &be, 4));
+	ASSERT_EQ(SB_MSG, ntohl(be)) TH_LOG("a message of %u bytes, not one of %u",
+					    ntohl(be), SB_MSG);
+	while (got < SB_MSG) {
+		n = SB_MSG - got < SB_CHUNK ? SB_MSG - got : SB_CHUNK;
+		ASSERT_EQ(0, sd_read_all(s, in + got, n)) TH_LOG("at byte %zu", got);
+		got += n;
+	}
+	EXPECT_EQ(-1, sd_check(in, SB_MSG, SB_SEED));
+	free(in);
+}
+
+/*
+ * Non-blocking: sends take the message piece by piece, then EAGAIN once
+ * the writer is starved with SO_SNDBUF staged; POLLOUT is then clear.
+ */
+TEST_F_TIMEOUT(sndbuf, nonblocking_send_stages_sndbuf, 120)
+{
+	struct sb_writer w = { .fd = self->c };
+	size_t total = 4 + SB_MSG, off = 0;
+	struct smbdirect_info info;
+	int waited, ev;
+	ssize_t n;
+	long cur;
+
+	while (off < total) {
+		n = send(self->c, self->buf + off, total - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			off += n;
+			continue;
+		}
+		ASSERT_TRUE(n < 0 && errno == EAGAIN) TH_LOG("send: %zd, %s", n, strerror(errno));
+		waited = 0;
+		while (!(ev = sd_poll(self->c, POLLOUT, 100)) &&
+		       !sd_starved(self->c, self->s) && waited < SB_WAIT_MS)
+			waited += 100;
+		if (ev & POLLOUT)
+			continue;
+		ASSERT_TRUE(sd_starved(self->c, self->s))
+			TH_LOG("neither POLLOUT nor the starved state in %d ms", waited);
+		break;
+	}
+	cur = cg_long(self->cg, "memory.current");
+	ASSERT_EQ(0, sd_info(self->c, &info));
+	TH_LOG("took %zu of %zu bytes: tx_queued %u, SO_SNDBUF %d, memory.current +%ld",
+	       off, total, info.tx_queued, self->sndbuf, cur - self->base);
+	EXPECT_GT(total, off) TH_LOG("non-blocking sends took the whole message");
+	EXPECT_GE((unsigned int)self->sndbuf, info.tx_queued);
+	EXPECT_GE(self->sndbuf + SB_SLACK, cur - self->base)
+		TH_LOG("the kernel holds %ld bytes for the writer", cur - self->base);
+	if (off < total) {
+		EXPECT_EQ(0, sd_poll(self->c, POLLOUT, 0)) TH_LOG("POLLOUT while starved");
+		EXPECT_EQ(-1, send(self->c, self->buf + off, total - off,
+				   MSG_DONTWAIT | MSG_NOSIGNAL));
+		EXPECT_EQ(EAGAIN, errno);
+	}
+	/* The rest from a blocking writer while the reader reads. */
+	w.p = self->buf + off;
+	w.len = total - off;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, sb_write, &w));
+	sb_read_first(_metadata, self->s);
+	sb_read_long(_metadata, self->s);
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.ret) TH_LOG("the rest: %s", strerror(-w.ret));
+}
+
+/*
+ * Blocking: one send() of the whole message waits for room inside the
+ * call with SO_SNDBUF staged, and keeps within it while the reader drains.
+ */
+TEST_F_TIMEOUT(sndbuf, blocking_send_stages_sndbuf, 120)
+{
+	struct sb_writer w = { .fd = self->c, .p = self->buf, .len = 4 + SB_MSG,
+			       .one_call = 1 };
+	long cur, max_cur = 0;
+	unsigned int max_q = 0;
+	struct smbdirect_info info;
+	bool starved;
+
+	sd_set_timeouts(self->c, 0);	/* the writer blocks as long as it takes */
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, sb_write, &w));
+	starved = sb_wait_starved(self->c, self->s, &w.done);
+	cur = cg_long(self->cg, "memory.current");
+	ASSERT_EQ(0, sd_info(self->c, &info));
+	TH_LOG("%s: tx_queued %u, SO_SNDBUF %d, memory.current +%ld",
+	       starved ? "starved" : "not starved", info.tx_queued, self->sndbuf,
+	       cur - self->base);
+	/* The reader holds its buffers back: the message cannot all be out. */
+	EXPECT_EQ(0, __atomic_load_n(&w.done, __ATOMIC_SEQ_CST))
+		TH_LOG("send() returned: the kernel took the whole message");
+	EXPECT_TRUE(starved);
+	EXPECT_GE((unsigned int)self->sndbuf, info.tx_queued);
+	EXPECT_GE(self->sndbuf + SB_SLACK, cur - self->base)
+		TH_LOG("the kernel holds %ld bytes for the writer", cur - self->base);
+	/* Reading the first message gives the buffers back: the rest flows. */
+	sb_read_first(_metadata, self->s);
+	while (!__atomic_load_n(&w.done, __ATOMIC_SEQ_CST)) {
+		if (!sd_info(self->c, &info) && info.tx_queued > max_q)
+			max_q = info.tx_queued;
+		cur = cg_long(self->cg, "memory.current");
+		if (cur > max_cur)
+			max_cur = cur;
+		sd_sleep_ms(20);
+	}
+	pthread_join(w.thread, NULL);
+	TH_LOG("while it drained: tx_queued up to %u, memory.current up to +%ld",
+	       max_q, max_cur - self->base);
+	EXPECT_EQ(4 + SB_MSG, w.ret) TH_LOG("send: %s", w.ret < 0 ? strerror(-w.ret) : "short");
+	EXPECT_GE((unsigned int)self->sndbuf, max_q);
+	EXPECT_GE(self->sndbuf + SB_SLACK, max_cur - self->base);
+	sb_read_long(_metadata, self->s);
 }
 
 TEST_HARNESS_MAIN

@@ -109,7 +109,9 @@
  * when the accepting side's did not fit) and send() with ENOBUFS.
  * SO_RCVBUF bounds received bytes not yet read (beyond it, receive buffers
  * are held back and the peer gets no credits); SO_SNDBUF bounds bytes
- * staged by send(), but one whole message always fits an empty queue.
+ * staged by send(): a SOCK_STREAM message is staged in pieces within it
+ * (at least one PDU's worth always fits an empty queue), a SOCK_SEQPACKET
+ * message whole (one always fits an empty queue).
  */
 #define SOL_SMBDIRECT 0x5344
 

@@ -27,6 +27,9 @@
 // SD_HOSTILE_DISARM=1 makes some attacks send the well-formed PDU instead,
 // so that those cases must fail: the proof that they can.
 #include <smbdirect/smbdirect.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/smbdirect_genl.h>
 
 #include "peer.hpp"
 #include "wire.hpp"
@@ -121,51 +124,149 @@ sockaddr_storage make_addr(const char *host, uint16_t port, socklen_t *len = nul
 
 using Stats = std::map<std::string, uint64_t>;
 
-// One device's counters from `smbdirect stats --json` (SD_TOOL): the
-// transports run side by side, each on its own device.
+// The device whose counters read_stats() reads.
 const char *stats_device = "rxe0";
 
+// Generic netlink, in process (under TCG a process start costs about a
+// second: `smbdirect stats --json` per read was most of some cases' time).
+struct Genl {
+	int fd = -1;
+	int family = 0;
+	uint32_t seq = 0;
+	pid_t pid = 0; // a forked case opens its own socket
+	~Genl()
+	{
+		if (fd >= 0)
+			close(fd);
+	}
+	// Sends one request (type, cmd, optional string attribute) and reads
+	// the reply into buf; "" or what failed.
+	Err transact(uint16_t type, uint8_t cmd, uint16_t attr, const char *str,
+		     std::vector<uint8_t> &buf)
+	{
+		if (fd >= 0 && pid != getpid()) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0) {
+			pid = getpid();
+			fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+			if (fd < 0)
+				return fmt("netlink socket: %s", strerror(errno));
+		}
+		struct {
+			nlmsghdr n;
+			genlmsghdr g;
+			char attrs[64];
+		} req{};
+		req.n.nlmsg_type = type;
+		req.n.nlmsg_flags = NLM_F_REQUEST;
+		req.n.nlmsg_seq = ++seq;
+		req.g.cmd = cmd;
+		req.g.version = type == GENL_ID_CTRL ? 1 : SMBDIRECT_GENL_VERSION;
+		size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+		if (str) {
+			nlattr *na = (nlattr *)((char *)&req + NLMSG_ALIGN(len));
+			na->nla_type = attr;
+			na->nla_len = (uint16_t)(NLA_HDRLEN + strlen(str) + 1);
+			memcpy((char *)na + NLA_HDRLEN, str, strlen(str) + 1);
+			len = NLMSG_ALIGN(len) + NLA_ALIGN(na->nla_len);
+		}
+		req.n.nlmsg_len = (uint32_t)len;
+		sockaddr_nl k{};
+		k.nl_family = AF_NETLINK;
+		if (sendto(fd, &req, len, 0, (sockaddr *)&k, sizeof(k)) < 0)
+			return fmt("netlink send: %s", strerror(errno));
+		buf.resize(1 << 16);
+		for (;;) {
+			ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+			if (n < 0)
+				return fmt("netlink recv: %s", strerror(errno));
+			nlmsghdr *h = (nlmsghdr *)buf.data();
+			if (!NLMSG_OK(h, (size_t)n) || h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return fmt("netlink: %s",
+					   strerror(-((nlmsgerr *)NLMSG_DATA(h))->error));
+			buf.resize(h->nlmsg_len);
+			return "";
+		}
+	}
+};
+
+// Calls f(type, payload, len) for each attribute in [p, p + len).
+template <typename F> void each_attr(const uint8_t *p, size_t len, F f)
+{
+	while (len >= NLA_HDRLEN) {
+		const nlattr *a = (const nlattr *)p;
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > len)
+			return;
+		f(a->nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN, a->nla_len - NLA_HDRLEN);
+		size_t step = NLA_ALIGN(a->nla_len);
+		if (step >= len)
+			return;
+		p += step;
+		len -= step;
+	}
+}
+
+// The counters the cases read, by their `smbdirect stats --json` names.
+const std::map<int, const char *> stat_names = {
+	{ SMBDIRECT_A_STATS_ERR_PROTOCOL, "err_protocol" },
+	{ SMBDIRECT_A_STATS_ERR_TIMEOUT, "err_timeout" },
+	{ SMBDIRECT_A_STATS_ERR_REFUSED, "err_refused" },
+	{ SMBDIRECT_A_STATS_ERR_TRANSPORT, "err_transport" },
+	{ SMBDIRECT_A_STATS_SOCKETS, "sockets" },
+	{ SMBDIRECT_A_STATS_CONNECTIONS, "connections" },
+};
+
+// One device's counters (SMBDIRECT_CMD_STATS_GET): the transports run side
+// by side, each on its own device.
 Err read_stats(Stats &out)
 {
-	const char *tool = getenv("SD_TOOL");
-	if (!tool)
-		return "SD_TOOL is not set";
-	std::string cmd = std::string(tool) + " stats --json 2>&1";
-	FILE *p = popen(cmd.c_str(), "r");
-	if (!p)
-		return "popen";
-	std::string s;
-	char b[4096];
-	size_t n;
-	while ((n = fread(b, 1, sizeof(b), p)) > 0)
-		s.append(b, n);
-	if (pclose(p) != 0)
-		return "smbdirect stats failed: " + s.substr(0, 200);
-	size_t d = s.find("\"devices\"");
-	size_t nm = d == std::string::npos ? d : s.find(std::string("\"") + stats_device + "\"", d);
-	size_t m = nm == std::string::npos ? nm : s.find("\"stats\"", nm);
-	if (m == std::string::npos)
-		return std::string("no counters of ") + stats_device + " in: " + s.substr(0, 300);
-	size_t open = s.find('{', m), close = s.find('}', m);
-	if (open == std::string::npos || close == std::string::npos)
-		return "malformed stats";
-	std::string obj = s.substr(open + 1, close - open - 1);
-	out.clear();
-	size_t pos = 0;
-	while ((pos = obj.find('"', pos)) != std::string::npos) {
-		size_t end = obj.find('"', pos + 1);
-		if (end == std::string::npos)
-			break;
-		std::string key = obj.substr(pos + 1, end - pos - 1);
-		size_t colon = obj.find(':', end);
-		if (colon == std::string::npos)
-			break;
-		out[key] = strtoull(obj.c_str() + colon + 1, nullptr, 10);
-		pos = obj.find(',', colon);
-		if (pos == std::string::npos)
-			break;
+	static Genl g;
+	std::vector<uint8_t> b;
+	if (!g.family) {
+		TRY(g.transact(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME,
+			       SMBDIRECT_GENL_NAME, b));
+		const uint8_t *p = b.data() + NLMSG_LENGTH(GENL_HDRLEN);
+		each_attr(p, b.size() - NLMSG_LENGTH(GENL_HDRLEN),
+			  [&](int t, const uint8_t *v, size_t l) {
+				  if (t == CTRL_ATTR_FAMILY_ID && l >= 2)
+					  memcpy(&g.family, v, 2);
+			  });
+		CHECK(g.family, "no %s generic netlink family", SMBDIRECT_GENL_NAME);
 	}
-	return out.count("sockets") ? "" : "no sockets counter in: " + obj.substr(0, 200);
+	TRY(g.transact((uint16_t)g.family, SMBDIRECT_CMD_STATS_GET, 0, nullptr, b));
+	out.clear();
+	bool found = false;
+	const uint8_t *p = b.data() + NLMSG_LENGTH(GENL_HDRLEN);
+	each_attr(p, b.size() - NLMSG_LENGTH(GENL_HDRLEN), [&](int t, const uint8_t *v, size_t l) {
+		if (t != SMBDIRECT_A_STATS_TOP_DEVICE || found)
+			return;
+		std::string name;
+		const uint8_t *sv = nullptr;
+		size_t sl = 0;
+		each_attr(v, l, [&](int dt, const uint8_t *dv, size_t dl) {
+			if (dt == SMBDIRECT_A_DEV_NAME)
+				name.assign((const char *)dv, strnlen((const char *)dv, dl));
+			else if (dt == SMBDIRECT_A_DEV_STATS)
+				sv = dv, sl = dl;
+		});
+		if (name != stats_device || !sv)
+			return;
+		found = true;
+		each_attr(sv, sl, [&](int st, const uint8_t *x, size_t xl) {
+			auto k = stat_names.find(st);
+			uint64_t u = 0;
+			if (k != stat_names.end() && xl == 8) {
+				memcpy(&u, x, 8);
+				out[k->second] = u;
+			}
+		});
+	});
+	CHECK(found, "no counters of %s", stats_device);
+	return out.count("sockets") ? "" : "no sockets counter";
 }
 
 uint64_t delta(const Stats &a, const Stats &b, const char *k)
@@ -771,8 +872,11 @@ Err keepalive_flood(const Ctx &c)
 	Session s;
 	TRY(open_client(c, s));
 	int victim_credits = 0, sent = 0, answers = 0;
-	long end = now_ms() + 3000;
-	while (now_ms() < end) {
+	// 128 keepalives (each one the victim must answer), back to back: a
+	// count, not a time, so that a slow guest floods as hard as a fast
+	// one; the deadline only bounds a victim that stops answering.
+	long end = now_ms() + 20000;
+	while (now_ms() < end && (sent < 128 || answers == 0)) {
 		Received r;
 		while (s.h.recv(r, 0)) {
 			CHECK(r.bytes.size() >= data_hdr_min, "a %zu-byte PDU", r.bytes.size());

@@ -32,12 +32,6 @@ std::string errstr(const char *what)
 	return std::string(what) + ": " + strerror(errno);
 }
 
-void sleep_ms(int ms)
-{
-	timespec t{ ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&t, nullptr);
-}
-
 } // namespace
 
 Peer::~Peer()
@@ -46,8 +40,13 @@ Peer::~Peer()
 		rdma_destroy_qp(id_);
 	if (mr_)
 		ibv_dereg_mr(mr_);
-	if (cq_)
+	if (cq_) {
+		if (cq_events_)
+			ibv_ack_cq_events(cq_, cq_events_);
 		ibv_destroy_cq(cq_);
+	}
+	if (cc_)
+		ibv_destroy_comp_channel(cc_);
 	if (pd_)
 		ibv_dealloc_pd(pd_);
 	if (id_)
@@ -119,7 +118,13 @@ Err Peer::setup_qp(rdma_cm_id *id)
 	pd_ = ibv_alloc_pd(id->verbs);
 	if (!pd_)
 		return errstr("ibv_alloc_pd");
-	cq_ = ibv_create_cq(id->verbs, nrecv + nsend + 16, nullptr, nullptr, 0);
+	// Waits sleep in poll() on the channel, not in a polling loop: under
+	// TCG a loop eats the CPU the victim needs.
+	cc_ = ibv_create_comp_channel(id->verbs);
+	if (!cc_)
+		return errstr("ibv_create_comp_channel");
+	fcntl(cc_->fd, F_SETFL, fcntl(cc_->fd, F_GETFL) | O_NONBLOCK);
+	cq_ = ibv_create_cq(id->verbs, nrecv + nsend + 16, nullptr, cc_, 0);
 	if (!cq_)
 		return errstr("ibv_create_cq");
 	mem_len_ = (nrecv + nsend) * slot + rdma_area;
@@ -240,6 +245,7 @@ Err Peer::accept(int timeout_ms)
 Err Peer::poll_cq(int timeout_ms, bool want_recv, uint64_t want_wr, ibv_wc &out)
 {
 	long deadline = now_ms() + timeout_ms;
+	bool armed = false;
 	for (;;) {
 		if (want_recv && !inbox_.empty())
 			return "";
@@ -281,9 +287,25 @@ Err Peer::poll_cq(int timeout_ms, bool want_recv, uint64_t want_wr, ibv_wc &out)
 		}
 		if (n)
 			continue;
-		if (now_ms() >= deadline)
+		long left = deadline - now_ms();
+		if (left <= 0)
 			return "timeout";
-		sleep_ms(1);
+		if (!armed) {
+			// Arm, then poll once more: a completion between the
+			// last poll and the arming raises no event.
+			if (ibv_req_notify_cq(cq_, 0))
+				return "ibv_req_notify_cq failed";
+			armed = true;
+			continue;
+		}
+		pollfd p{ cc_->fd, POLLIN, 0 };
+		poll(&p, 1, (int)std::min(left, 1000L));
+		ibv_cq *ev_cq;
+		void *ev_ctx;
+		if (ibv_get_cq_event(cc_, &ev_cq, &ev_ctx) == 0) {
+			cq_events_++;
+			armed = false;
+		}
 	}
 }
 

@@ -96,7 +96,9 @@ class Peer {
 	rdma_cm_id *listen_id_ = nullptr;
 	rdma_cm_id *id_ = nullptr;
 	ibv_pd *pd_ = nullptr;
+	ibv_comp_channel *cc_ = nullptr;
 	ibv_cq *cq_ = nullptr;
+	unsigned int cq_events_ = 0; // to acknowledge before destroying the CQ
 	ibv_mr *mr_ = nullptr;
 	uint8_t *mem_ = nullptr;
 	size_t mem_len_ = 0;

@@ -118,9 +118,10 @@ class Peer {
 class Flood {
     public:
 	~Flood();
-	// Starts n connections; returns once all are established or refused,
-	// or at the deadline.
-	Err start(const sockaddr *dst, int n, int timeout_ms);
+	// Starts connections until n were started (a second call goes on),
+	// at most window of them in setup at once; returns once all are
+	// established or refused, or at the deadline.
+	Err start(const sockaddr *dst, int n, int window, int timeout_ms);
 	// Waits until every established one was disconnected by the listener.
 	Err wait_all_disconnected(int timeout_ms);
 	int established = 0, rejected = 0, failed = 0, disconnected = 0;

@@ -413,8 +413,10 @@ void Flood::handle(rdma_cm_event *ev)
 	rdma_cm_id *id = ev->id;
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (rdma_resolve_route(id, 5000))
+		if (rdma_resolve_route(id, 5000)) {
 			failed++;
+			why["rdma_resolve_route " + std::to_string(errno)]++;
+		}
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED: {
 		if (!pd_) {
@@ -430,9 +432,16 @@ void Flood::handle(rdma_cm_event *ev)
 		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
 		rdma_conn_param p;
 		conn_param(p);
-		if (!cq_ || id->verbs != ctx_ || rdma_create_qp(id, pd_, &a) ||
-		    rdma_connect(id, &p))
+		if (!cq_ || id->verbs != ctx_) {
 			failed++;
+			why["no CQ"]++;
+		} else if (rdma_create_qp(id, pd_, &a)) {
+			failed++;
+			why["rdma_create_qp " + std::to_string(errno)]++;
+		} else if (rdma_connect(id, &p)) {
+			failed++;
+			why["rdma_connect " + std::to_string(errno)]++;
+		}
 		break;
 	}
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -449,6 +458,7 @@ void Flood::handle(rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 		failed++;
+		why[std::string(rdma_event_str(ev->event)) + " " + std::to_string(ev->status)]++;
 		break;
 	default:
 		break;

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <sys/socket.h>
 #include <vector>
@@ -125,6 +126,7 @@ class Flood {
 	// Waits until every established one was disconnected by the listener.
 	Err wait_all_disconnected(int timeout_ms);
 	int established = 0, rejected = 0, failed = 0, disconnected = 0;
+	std::map<std::string, int> why; // failures by event and status, or call and errno
 
     private:
 	void handle(rdma_cm_event *ev);

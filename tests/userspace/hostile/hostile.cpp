@@ -519,6 +519,24 @@ std::string victim_diag(int vfd, Peer &h)
 		   info.receives_posted, info.sends_in_flight, h.last_events().c_str());
 }
 
+// Peer as server: the victim's negotiate request. siw (upstream, 6.12 to
+// 7.3-rc) has a race here: siw_accept() sends the MPA reply before it hands
+// the socket to the QP, and an FPDU arriving in between stays in the socket
+// unseen until more bytes come (the victim's disconnect, seconds later). The
+// victim sends its request from its CM handler, at once, and often lands
+// there. When it has not come after half a second, a zero-length RDMA READ
+// makes the victim's siw answer (no work for the victim's module), and that
+// answer's arrival gets the request read too.
+bool recv_request(const Ctx &c, Peer &h, Received &r, int timeout_ms, Err *why)
+{
+	if (!c.siw || h.recv(r, 500, why))
+		return c.siw || h.recv(r, timeout_ms, why);
+	Err e = h.rdma(false, 0, 0, 0, 3000);
+	if (!e.empty())
+		note("siw: the zero-length RDMA READ: " + e);
+	return h.recv(r, timeout_ms, why);
+}
+
 // Peer as server: the victim connects, the peer answers resp, and takes the
 // credits of the victim's first PDU.
 Err open_server(const Ctx &c, Session &s, const NegResp &resp = good_response(16))
@@ -529,7 +547,7 @@ Err open_server(const Ctx &c, Session &s, const NegResp &resp = good_response(16
 	TRY(s.h.accept(5000));
 	Received r;
 	Err why;
-	CHECK(s.h.recv(r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
+	CHECK(recv_request(c, s.h, r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
 	      victim_diag(s.vfd, s.h).c_str());
 	CHECK(r.bytes.size() == sizeof(NegReq), "negotiate request of %zu bytes", r.bytes.size());
 	memcpy(&s.victim_req, r.bytes.data(), sizeof(NegReq));
@@ -605,15 +623,6 @@ Err neg_req_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, ui
 		      resp.credits_granted);
 	}
 	TRY(h.wait_disconnect(8000));
-	// Never handed to accept().
-	int strays = 0;
-	int fd = accept_port(c.lfd, h.src_port(), 300, &strays);
-	if (fd >= 0) {
-		std::string o = outcome(fd, 3000);
-		close(fd);
-		CHECK(o == "EPROTO", "accept() handed out the broken connection (it reads %s)",
-		      o.c_str());
-	}
 	auto errs_of = [&](const Stats &x) {
 		return delta(before, x, "err_protocol") + delta(before, x, "err_refused") +
 		       delta(before, x, "err_transport") + delta(before, x, "err_timeout");
@@ -622,6 +631,16 @@ Err neg_req_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, ui
 		after,
 		[&](const Stats &x) { return *counter ? delta(before, x, counter) >= 1 : errs_of(x) >= 1; },
 		5000));
+	// Never handed to accept(): had it been queued, it would be by now,
+	// its end counted.
+	int strays = 0;
+	int fd = accept_port(c.lfd, h.src_port(), 0, &strays);
+	if (fd >= 0) {
+		std::string o = outcome(fd, 3000);
+		close(fd);
+		CHECK(o == "EPROTO", "accept() handed out the broken connection (it reads %s)",
+		      o.c_str());
+	}
 	uint64_t errs = delta(before, after, "err_protocol") + delta(before, after, "err_refused") +
 			delta(before, after, "err_transport") + delta(before, after, "err_timeout");
 	note(fmt("counters: err_protocol +%lu err_refused +%lu err_transport +%lu err_timeout +%lu",
@@ -664,7 +683,7 @@ Err neg_resp_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, i
 	TRY(h.accept(5000));
 	Received r;
 	Err why;
-	CHECK(h.recv(r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
+	CHECK(recv_request(c, h, r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
 	      victim_diag(vfd, h).c_str());
 	NegReq req{};
 	CHECK(r.bytes.size() == sizeof(req), "negotiate request of %zu bytes", r.bytes.size());
@@ -1096,10 +1115,13 @@ Err never_negotiate(const Ctx &c)
 // Connections in setup at once (see Flood::start).
 constexpr int half_open_window = 16;
 
+// 64 by default: under TCG with a debug kernel each costs the listener
+// about a quarter of a second to set up (200 took 52 s on rxe, 7.2), more
+// than make check has; SD_HOSTILE_HALF_OPEN=200 is the number.
 int half_open_count()
 {
 	const char *n = getenv("SD_HOSTILE_HALF_OPEN");
-	return n ? atoi(n) : 200;
+	return n ? atoi(n) : 64;
 }
 
 // N rdma_cm connections to the listener, none negotiating: while they are
@@ -1420,15 +1442,15 @@ std::vector<Case> all_cases()
 		TRY(h.post_send(b));
 		TRY(h.send(b, 3000));
 		TRY(h.wait_disconnect(8000));
-		int fd = accept_port(c.lfd, h.src_port(), 300);
-		if (fd >= 0) {
-			TRY(expect_outcome(fd, 3000, { "EPROTO" }));
-			close(fd);
-		}
 		TRY(wait_stats(
 			after,
 			[&](const Stats &x) { return delta(before, x, "err_protocol") >= 1; },
 			5000));
+		int fd = accept_port(c.lfd, h.src_port(), 0);
+		if (fd >= 0) {
+			TRY(expect_outcome(fd, 3000, { "EPROTO" }));
+			close(fd);
+		}
 		CHECK(delta(before, after, "err_protocol") >= 1, "err_protocol did not grow");
 		return after_case(c);
 	});
@@ -1519,7 +1541,9 @@ std::vector<Case> all_cases()
 		TRY(victim_connect(c, vfd));
 		TRY(h.accept(5000));
 		Received r;
-		CHECK(h.recv(r, 5000), "no negotiate request%s", victim_diag(vfd, h).c_str());
+		Err why;
+		CHECK(recv_request(c, h, r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
+		      victim_diag(vfd, h).c_str());
 		Err st = h.send(b, 3000);
 		note("peer's SEND: " + (st.empty() ? std::string("success") : st));
 		int err = connect_result(vfd, 8000);
@@ -1559,7 +1583,7 @@ std::vector<Case> all_cases()
 	add("exit_mid_message", exit_mid_message);
 	// Last: the heaviest on the victim; what it leaves behind would be
 	// blamed on the cases after it.
-	add("half_open", half_open, 240);
+	add("half_open", half_open, 60 + half_open_count() / 2);
 	return v;
 }
 
@@ -1635,8 +1659,14 @@ int main(int argc, char **argv)
 			ts.push_back(t);
 		}
 	}
+	// A good connection to the listener after each group of cases
+	// (SD_HOSTILE_GOOD_EACH=1: after each case). Every case of the peer as
+	// client is itself a good connection to the listener first (it
+	// negotiates, the listener hands it to accept()), so a listener the
+	// case before broke fails the next case anyway; per case, the check
+	// cost a second of TCG guest time each.
 	const char *ge = getenv("SD_HOSTILE_GOOD_EACH");
-	const bool good_each = !ge || *ge != '0';
+	const bool good_each = ge && *ge == '1';
 	auto group_of = [](const std::string &n) -> std::string {
 		for (const char *g : { "neg_req", "neg_resp", "data_srv", "data", "rdma" })
 			if (n.rfind(g, 0) == 0)

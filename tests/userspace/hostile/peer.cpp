@@ -364,7 +364,7 @@ Err Peer::rdma(bool write, uint64_t addr, uint32_t rkey, uint32_t len, int timeo
 	ibv_send_wr wr{}, *bad;
 	wr.wr_id = ++wr_seq_;
 	wr.sg_list = &sge;
-	wr.num_sge = 1;
+	wr.num_sge = len ? 1 : 0;
 	wr.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	wr.wr.rdma.remote_addr = addr;
@@ -452,6 +452,11 @@ void Flood::handle(rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		disconnected++;
+		// Its QP is of no more use: a flood of n must not need n
+		// of the peer's QPs at once (siw's rdma_create_qp failed
+		// with EAGAIN after 67).
+		if (id->qp)
+			rdma_destroy_qp(id);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

@@ -21,7 +21,7 @@
 // ECONNREFUSED (EPROTO for a credit overflow), a silent peer with
 // ETIMEDOUT, a transport-level failure with ECONNRESET, an orderly
 // disconnect reads as EOF. A listener's child that fails before accept()
-// is never handed out; the module's counters (smbdirect stats --json) say
+// is never handed out; the module's counters (SMBDIRECT_CMD_STATS_GET) say
 // how it ended.
 //
 // SD_HOSTILE_DISARM=1 makes some attacks send the well-formed PDU instead,
@@ -340,6 +340,53 @@ uint16_t sock_port(int fd, bool peer)
 					      : ((sockaddr_in *)&ss)->sin_port);
 }
 
+// The victim's sockets (the listener, whose children inherit it, and the
+// connecting ones) post SD_HOSTILE_CREDITS receive buffers and ask that
+// many credits; 32 by default, the peer's own request. The module's 255
+// cost each connection 510 buffers to set up, most of a case's TCG guest
+// time; no case depends on the number (0: the module's defaults).
+int victim_credits()
+{
+	const char *n = getenv("SD_HOSTILE_CREDITS");
+	return n ? atoi(n) : 32;
+}
+
+// A victim socket of addr's family, its credits set.
+int victim_socket(const sockaddr *addr, int flags)
+{
+	int fd = smbdirect_socket(addr->sa_family, SOCK_SEQPACKET, flags);
+	int n = victim_credits();
+	if (fd >= 0 && n > 0 &&
+	    (setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, &n, sizeof(n)) ||
+	     setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_SEND_CREDIT_TARGET, &n, sizeof(n)))) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+// smbdirect_connect() and smbdirect_listen() with victim_socket().
+int victim_connect_to(const sockaddr *addr, socklen_t len, int flags)
+{
+	int fd = victim_socket(addr, flags);
+	if (fd < 0 || connect(fd, addr, len) == 0 || (errno == EINPROGRESS && (flags & SOCK_NONBLOCK)))
+		return fd;
+	int err = -errno;
+	close(fd);
+	return err;
+}
+
+int victim_listen(const sockaddr *addr, socklen_t len, int flags, int backlog)
+{
+	int fd = victim_socket(addr, flags);
+	if (fd < 0 || (bind(fd, addr, len) == 0 && listen(fd, backlog) == 0))
+		return fd;
+	int err = -errno;
+	close(fd);
+	return err;
+}
+
 // accept() until the connection from port shows up; others are closed.
 // Returns the fd or -errno (-ETIMEDOUT: not there within timeout_ms).
 int accept_port(int lfd, uint16_t port, int timeout_ms, int *strays = nullptr)
@@ -403,7 +450,7 @@ Err good_check(const Ctx &c)
 {
 	socklen_t len;
 	sockaddr_storage a = make_addr(c.t->addr, c.lport, &len);
-	int fd = smbdirect_connect((sockaddr *)&a, len, SOCK_SEQPACKET, SOCK_CLOEXEC);
+	int fd = victim_connect_to((sockaddr *)&a, len, SOCK_CLOEXEC);
 	if (fd < 0)
 		return fmt("good connection: connect: %s", strerror(-fd));
 	int strays = 0;
@@ -475,7 +522,7 @@ Err victim_connect(const Ctx &c, int &vfd)
 {
 	socklen_t len;
 	sockaddr_storage a = make_addr(c.t->addr, c.hport, &len);
-	vfd = smbdirect_connect((sockaddr *)&a, len, SOCK_SEQPACKET, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	vfd = victim_connect_to((sockaddr *)&a, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	CHECK(vfd >= 0, "victim connect: %s", strerror(-vfd));
 	return "";
 }
@@ -1321,7 +1368,7 @@ Err rdma_case(const Ctx &c, const char *kind)
 		// B's token on its own connection. B must not notice.
 		socklen_t len;
 		sockaddr_storage a = make_addr(c.t->addr, c.lport, &len);
-		int bc = smbdirect_connect((sockaddr *)&a, len, SOCK_SEQPACKET, SOCK_CLOEXEC);
+		int bc = victim_connect_to((sockaddr *)&a, len, SOCK_CLOEXEC);
 		CHECK(bc >= 0, "B connect: %s", strerror(-bc));
 		int bs = accept_port(c.lfd, sock_port(bc, false), 5000);
 		if (bs < 0) {
@@ -1710,8 +1757,7 @@ int main(int argc, char **argv)
 		stats_device = t->device;
 		socklen_t len;
 		sockaddr_storage a = make_addr(t->addr, c.lport, &len);
-		c.lfd = smbdirect_listen((sockaddr *)&a, len, SOCK_SEQPACKET,
-					 SOCK_NONBLOCK | SOCK_CLOEXEC, 256);
+		c.lfd = victim_listen((sockaddr *)&a, len, SOCK_NONBLOCK | SOCK_CLOEXEC, 256);
 		Stats base;
 		Err base_err = read_stats(base);
 		auto verdict = [&](const std::string &name, Err e) {

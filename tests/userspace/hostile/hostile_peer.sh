@@ -8,10 +8,10 @@
 # malformed negotiate requests and responses, malformed data transfer PDUs
 # both ways, credit abuse, a keepalive flood, RDMA against dead, read-only,
 # foreign and out-of-range tokens, never negotiating, half-open connections
-# (SD_HOSTILE_HALF_OPEN, default 200), ending mid-message. Each case wants
-# the documented errno on the victim, a disconnect, and the listener still
-# taking a good connection; listener_intact at the end wants every socket
-# the cases made gone. dmesg and kmemleak are the harness's.
+# (SD_HOSTILE_HALF_OPEN, default 64; the issue's 200 by hand), ending
+# mid-message. Each case wants the documented errno on the victim, a
+# disconnect, and the listener still taking a good connection;
+# listener_intact at the end wants every socket the cases made gone. dmesg and kmemleak are the harness's.
 #
 #   hostile_peer.sh [SUBSTRING...]   only the cases whose names contain one
 #
@@ -19,14 +19,17 @@
 # process each (SD_HOSTILE_SERIAL=1: one after the other); the counters
 # they check are their own device's.
 #
-# Environment: SD_US (user-space build dir).
+# Environment: SD_US (user-space build dir); SD_HOSTILE_TRANSPORTS (default
+# "rxe4 siw6"), SD_HOSTILE_SERIAL, SD_HOSTILE_HALF_OPEN,
+# SD_HOSTILE_GOOD_EACH=1 (a good connection after every case, not every
+# group), SD_HOSTILE_DISARM=1 (hostile.cpp says which cases must then fail),
+# SD_HOSTILE_LIMIT (seconds each transport's process may take, default 300).
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/interop/common.bash"
 
 us=${SD_US:?SD_US is not set}
 bin=$us/tests/userspace/hostile/sd_hostile_peer
-export SD_TOOL=$us/tools/smbdirect
 transports=${SD_HOSTILE_TRANSPORTS:-rxe4 siw6}
 if [ ! -x "$bin" ]; then
 	tap_plan 1
@@ -42,11 +45,13 @@ trap 'rm -rf "$tmp"' EXIT
 for t in $transports; do
 	echo "hostile_peer.$t.listener_intact" >> "$tmp/list"
 done
-tap_plan "$(wc -l < "$tmp/list")"
+mapfile -t names < "$tmp/list"
+tap_plan "${#names[@]}"
+declare -A seen=()
 
 # A hard limit per process: a hang costs the cases after it, not the run.
 for t in $transports; do
-	timeout -s KILL ${SD_HOSTILE_LIMIT:-800} "$bin" "$t" -- "$@" > "$tmp/$t.out" 2>&1 &
+	timeout -s KILL "${SD_HOSTILE_LIMIT:-300}" "$bin" "$t" -- "$@" > "$tmp/$t.out" 2>&1 &
 	[ "${SD_HOSTILE_SERIAL:-0}" = 1 ] && wait
 done
 wait
@@ -55,17 +60,17 @@ for t in $transports; do
 	grep -q '^RESULT ' "$tmp/$t.out" || { echo "# $t:"; tail -n 20 "$tmp/$t.out" | sed 's/^/# /'; }
 	while IFS= read -r line; do
 		case $line in
-		"RESULT ok "*) echo "${line#RESULT ok }" >> "$tmp/done"; tap_ok "${line#RESULT ok }" ;;
+		"RESULT ok "*) seen["${line#RESULT ok }"]=1; tap_ok "${line#RESULT ok }" ;;
 		"RESULT fail "*)
 			rest=${line#RESULT fail }
 			name=${rest%% *}
-			echo "$name" >> "$tmp/done"
+			seen[$name]=1
 			tap_fail "$name" "${rest#"$name" }" ;;
 		"RESULT todo "*)
 			# A known module bug, reported and not yet fixed: TAP TODO.
 			rest=${line#RESULT todo }
 			name=${rest%% *}
-			echo "$name" >> "$tmp/done"
+			seen[$name]=1
 			tap_n=$((tap_n + 1))
 			echo "not ok $tap_n $name # TODO ${rest#"$name" }" ;;
 		"#"*) echo "$line" ;;
@@ -74,8 +79,9 @@ for t in $transports; do
 	done < "$tmp/$t.out"
 done
 # A case without a verdict: its process was killed (the timeout above).
+# Looked up in bash: a grep per case cost ~1 s each under TCG.
 while IFS= read -r name; do
-	grep -qxF "$name" "$tmp/done" 2>/dev/null || tap_fail "$name" "no verdict: sd_hostile_peer was killed or stopped before it"
+	[ -n "${seen[$name]:-}" ] || tap_fail "$name" "no verdict: sd_hostile_peer was killed or stopped before it"
 done < "$tmp/list"
 echo "# hostile_peer.sh took ${SECONDS} s"
 tap_exit

@@ -408,6 +408,17 @@ Flood::~Flood()
 		rdma_destroy_event_channel(ch_);
 }
 
+void Flood::reap()
+{
+	for (rdma_cm_id *id : dead_) {
+		ids_.erase(std::find(ids_.begin(), ids_.end(), id));
+		if (id->qp)
+			rdma_destroy_qp(id);
+		rdma_destroy_id(id);
+	}
+	dead_.clear();
+}
+
 void Flood::handle(rdma_cm_event *ev)
 {
 	rdma_cm_id *id = ev->id;
@@ -452,11 +463,11 @@ void Flood::handle(rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		disconnected++;
-		// Its QP is of no more use: a flood of n must not need n
-		// of the peer's QPs at once (siw's rdma_create_qp failed
-		// with EAGAIN after 67).
-		if (id->qp)
-			rdma_destroy_qp(id);
+		// Of no more use: a flood of n must not need n of the
+		// peer's connections at once (siw's rdma_create_qp failed
+		// with EAGAIN after 67 alive, and after 125 with only
+		// their QPs destroyed). Destroyed once the event is acked.
+		dead_.push_back(id);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -479,7 +490,7 @@ Err Flood::start(const sockaddr *dst, int n, int window, int timeout_ms)
 		fcntl(ch_->fd, F_SETFL, fcntl(ch_->fd, F_GETFL) | O_NONBLOCK);
 	}
 	long deadline = now_ms() + timeout_ms;
-	int started = (int)ids_.size();
+	int started = started_;
 	// At most window connections in setup at once: the listener sets each
 	// one up in rdma_cm's handler, one at a time, and a burst of n would
 	// have the later ones time out in the CM (an overload, not what is
@@ -492,7 +503,7 @@ Err Flood::start(const sockaddr *dst, int n, int window, int timeout_ms)
 			ids_.push_back(id);
 			if (rdma_resolve_addr(id, nullptr, const_cast<sockaddr *>(dst), 5000))
 				return errstr("rdma_resolve_addr");
-			started++;
+			started = ++started_;
 		}
 		long left = deadline - now_ms();
 		if (left <= 0)
@@ -507,6 +518,7 @@ Err Flood::start(const sockaddr *dst, int n, int window, int timeout_ms)
 			handle(ev);
 			rdma_ack_cm_event(ev);
 		}
+		reap();
 	}
 	return "";
 }
@@ -527,6 +539,7 @@ Err Flood::wait_all_disconnected(int timeout_ms)
 			handle(ev);
 			rdma_ack_cm_event(ev);
 		}
+		reap();
 	}
 	return "";
 }

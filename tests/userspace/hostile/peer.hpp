@@ -130,6 +130,9 @@ class Flood {
 
     private:
 	void handle(rdma_cm_event *ev);
+	void reap(); // destroys the connections the listener dropped
+	std::vector<rdma_cm_id *> dead_;
+	int started_ = 0;
 	rdma_event_channel *ch_ = nullptr;
 	std::vector<rdma_cm_id *> ids_;
 	ibv_pd *pd_ = nullptr;

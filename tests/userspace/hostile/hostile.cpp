@@ -1162,11 +1162,14 @@ Err never_negotiate(const Ctx &c)
 // Connections in setup at once (see Flood::start).
 constexpr int half_open_window = 16;
 
-// The 200 connections to one listener.
+// 64 by default, not the 200 (SD_HOSTILE_HALF_OPEN=200 passes over
+// rxe4: 17 s on 6.12, 27 s on 7.2, over what make check has). Over siw the
+// peer itself cannot hold many more: its rdma_create_qp failed with EAGAIN
+// after 67 connections up at once (not the victim's doing; open).
 int half_open_count()
 {
 	const char *n = getenv("SD_HOSTILE_HALF_OPEN");
-	return n ? atoi(n) : 200;
+	return n ? atoi(n) : 64;
 }
 
 // N rdma_cm connections to the listener, none negotiating: while they are

@@ -1721,6 +1721,8 @@ int main(int argc, char **argv)
 				return g;
 		if (n.find("mid_message") != std::string::npos)
 			return "mid_message";
+		if (n == "half_open") // last, after mid_message: its own group
+			return "half_open";
 		return "misc";
 	};
 	// Without a good connection after every case, one after each group.

@@ -370,7 +370,8 @@ int victim_socket(const sockaddr *addr, int flags)
 int victim_connect_to(const sockaddr *addr, socklen_t len, int flags)
 {
 	int fd = victim_socket(addr, flags);
-	if (fd < 0 || connect(fd, addr, len) == 0 || (errno == EINPROGRESS && (flags & SOCK_NONBLOCK)))
+	if (fd < 0 || connect(fd, addr, len) == 0 ||
+	    (errno == EINPROGRESS && (flags & SOCK_NONBLOCK)))
 		return fd;
 	int err = -errno;
 	close(fd);
@@ -554,8 +555,9 @@ std::string victim_diag(int vfd, Peer &h)
 		long t0 = now_ms();
 		Received r;
 		bool got = h.recv(r, atoi(getenv("SD_HOSTILE_DIAG_WAIT")));
-		note(fmt("diag: the request %s %ld ms later; victim connect %s", got ? "came" : "did not come",
-			 now_ms() - t0, errname(connect_result(vfd, 0)).c_str()));
+		note(fmt("diag: the request %s %ld ms later; victim connect %s",
+			 got ? "came" : "did not come", now_ms() - t0,
+			 errname(connect_result(vfd, 0)).c_str()));
 	}
 	smbdirect_info info{};
 	socklen_t l = sizeof(info);
@@ -676,7 +678,9 @@ Err neg_req_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, ui
 	};
 	TRY(wait_stats(
 		after,
-		[&](const Stats &x) { return *counter ? delta(before, x, counter) >= 1 : errs_of(x) >= 1; },
+		[&](const Stats &x) {
+			return *counter ? delta(before, x, counter) >= 1 : errs_of(x) >= 1;
+		},
 		5000));
 	// Never handed to accept(): had it been queued, it would be by now,
 	// its end counted.

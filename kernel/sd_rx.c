@@ -150,9 +150,15 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		 * broke our access rules and our responder moved it there, or
 		 * the peer disconnected): the connection is over, and
 		 * sd_wc_error() tells which once rdma_cm has had its say.
+		 * Any other error is what the peer sent failing to arrive (a
+		 * SEND longer than the buffer): a reset, even when the
+		 * disconnect that follows (siw's TERMINATE) would read as
+		 * orderly.
 		 */
 		spin_lock_bh(&sd->lock);
-		if (wc->status != IB_WC_WR_FLUSH_ERR || !sd->dying)
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			sd_fail(sd, -ECONNRESET);
+		else if (!sd->dying)
 			sd_wc_error(sd);
 		spin_unlock_bh(&sd->lock);
 		return;

@@ -2,7 +2,7 @@
 //
 // sd_hostile_peer: a raw-verbs peer (librdmacm + libibverbs) that breaks
 // [MS-SMBD] on purpose against af_smbdirect (issue #13 item 11). Run by
-// tests/userspace/hostile_peer.sh in the test VM.
+// tests/userspace/hostile/hostile_peer.sh in the test VM.
 //
 //   sd_hostile_peer [--list] TRANSPORT... [-- SUBSTRING...]
 //
@@ -21,12 +21,15 @@
 // ECONNREFUSED (EPROTO for a credit overflow), a silent peer with
 // ETIMEDOUT, a transport-level failure with ECONNRESET, an orderly
 // disconnect reads as EOF. A listener's child that fails before accept()
-// is never handed out; the module's counters (smbdirect stats --json) say
+// is never handed out; the module's counters (SMBDIRECT_CMD_STATS_GET) say
 // how it ended.
 //
 // SD_HOSTILE_DISARM=1 makes some attacks send the well-formed PDU instead,
 // so that those cases must fail: the proof that they can.
 #include <smbdirect/smbdirect.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/smbdirect_genl.h>
 
 #include "peer.hpp"
 #include "wire.hpp"
@@ -121,57 +124,169 @@ sockaddr_storage make_addr(const char *host, uint16_t port, socklen_t *len = nul
 
 using Stats = std::map<std::string, uint64_t>;
 
-// One device's counters from `smbdirect stats --json` (SD_TOOL): the
-// transports run side by side, each on its own device.
+// The device whose counters read_stats() reads.
 const char *stats_device = "rxe0";
 
+// Generic netlink, in process (under TCG a process start costs about a
+// second: `smbdirect stats --json` per read was most of some cases' time).
+struct Genl {
+	int fd = -1;
+	int family = 0;
+	uint32_t seq = 0;
+	pid_t pid = 0; // a forked case opens its own socket
+	~Genl()
+	{
+		if (fd >= 0)
+			close(fd);
+	}
+	// Sends one request (type, cmd, optional string attribute) and reads
+	// the reply into buf; "" or what failed.
+	Err transact(uint16_t type, uint8_t cmd, uint16_t attr, const char *str,
+		     std::vector<uint8_t> &buf)
+	{
+		if (fd >= 0 && pid != getpid()) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0) {
+			pid = getpid();
+			fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+			if (fd < 0)
+				return fmt("netlink socket: %s", strerror(errno));
+		}
+		struct {
+			nlmsghdr n;
+			genlmsghdr g;
+			char attrs[64];
+		} req{};
+		req.n.nlmsg_type = type;
+		req.n.nlmsg_flags = NLM_F_REQUEST;
+		req.n.nlmsg_seq = ++seq;
+		req.g.cmd = cmd;
+		req.g.version = type == GENL_ID_CTRL ? 1 : SMBDIRECT_GENL_VERSION;
+		size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+		if (str) {
+			nlattr *na = (nlattr *)((char *)&req + NLMSG_ALIGN(len));
+			na->nla_type = attr;
+			na->nla_len = (uint16_t)(NLA_HDRLEN + strlen(str) + 1);
+			memcpy((char *)na + NLA_HDRLEN, str, strlen(str) + 1);
+			len = NLMSG_ALIGN(len) + NLA_ALIGN(na->nla_len);
+		}
+		req.n.nlmsg_len = (uint32_t)len;
+		sockaddr_nl k{};
+		k.nl_family = AF_NETLINK;
+		if (sendto(fd, &req, len, 0, (sockaddr *)&k, sizeof(k)) < 0)
+			return fmt("netlink send: %s", strerror(errno));
+		buf.resize(1 << 16);
+		for (;;) {
+			ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+			if (n < 0)
+				return fmt("netlink recv: %s", strerror(errno));
+			nlmsghdr *h = (nlmsghdr *)buf.data();
+			if (!NLMSG_OK(h, (size_t)n) || h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return fmt("netlink: %s",
+					   strerror(-((nlmsgerr *)NLMSG_DATA(h))->error));
+			buf.resize(h->nlmsg_len);
+			return "";
+		}
+	}
+};
+
+// Calls f(type, payload, len) for each attribute in [p, p + len).
+template <typename F> void each_attr(const uint8_t *p, size_t len, F f)
+{
+	while (len >= NLA_HDRLEN) {
+		const nlattr *a = (const nlattr *)p;
+		if (a->nla_len < NLA_HDRLEN || a->nla_len > len)
+			return;
+		f(a->nla_type & NLA_TYPE_MASK, p + NLA_HDRLEN, a->nla_len - NLA_HDRLEN);
+		size_t step = NLA_ALIGN(a->nla_len);
+		if (step >= len)
+			return;
+		p += step;
+		len -= step;
+	}
+}
+
+// The counters the cases read, by their `smbdirect stats --json` names.
+const std::map<int, const char *> stat_names = {
+	{ SMBDIRECT_A_STATS_ERR_PROTOCOL, "err_protocol" },
+	{ SMBDIRECT_A_STATS_ERR_TIMEOUT, "err_timeout" },
+	{ SMBDIRECT_A_STATS_ERR_REFUSED, "err_refused" },
+	{ SMBDIRECT_A_STATS_ERR_TRANSPORT, "err_transport" },
+	{ SMBDIRECT_A_STATS_SOCKETS, "sockets" },
+	{ SMBDIRECT_A_STATS_CONNECTIONS, "connections" },
+};
+
+// One device's counters (SMBDIRECT_CMD_STATS_GET): the transports run side
+// by side, each on its own device.
 Err read_stats(Stats &out)
 {
-	const char *tool = getenv("SD_TOOL");
-	if (!tool)
-		return "SD_TOOL is not set";
-	std::string cmd = std::string(tool) + " stats --json 2>&1";
-	FILE *p = popen(cmd.c_str(), "r");
-	if (!p)
-		return "popen";
-	std::string s;
-	char b[4096];
-	size_t n;
-	while ((n = fread(b, 1, sizeof(b), p)) > 0)
-		s.append(b, n);
-	if (pclose(p) != 0)
-		return "smbdirect stats failed: " + s.substr(0, 200);
-	size_t d = s.find("\"devices\"");
-	size_t nm = d == std::string::npos ? d : s.find(std::string("\"") + stats_device + "\"", d);
-	size_t m = nm == std::string::npos ? nm : s.find("\"stats\"", nm);
-	if (m == std::string::npos)
-		return std::string("no counters of ") + stats_device + " in: " + s.substr(0, 300);
-	size_t open = s.find('{', m), close = s.find('}', m);
-	if (open == std::string::npos || close == std::string::npos)
-		return "malformed stats";
-	std::string obj = s.substr(open + 1, close - open - 1);
-	out.clear();
-	size_t pos = 0;
-	while ((pos = obj.find('"', pos)) != std::string::npos) {
-		size_t end = obj.find('"', pos + 1);
-		if (end == std::string::npos)
-			break;
-		std::string key = obj.substr(pos + 1, end - pos - 1);
-		size_t colon = obj.find(':', end);
-		if (colon == std::string::npos)
-			break;
-		out[key] = strtoull(obj.c_str() + colon + 1, nullptr, 10);
-		pos = obj.find(',', colon);
-		if (pos == std::string::npos)
-			break;
+	static Genl g;
+	std::vector<uint8_t> b;
+	if (!g.family) {
+		TRY(g.transact(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME,
+			       SMBDIRECT_GENL_NAME, b));
+		const uint8_t *p = b.data() + NLMSG_LENGTH(GENL_HDRLEN);
+		each_attr(p, b.size() - NLMSG_LENGTH(GENL_HDRLEN),
+			  [&](int t, const uint8_t *v, size_t l) {
+				  if (t == CTRL_ATTR_FAMILY_ID && l >= 2)
+					  memcpy(&g.family, v, 2);
+			  });
+		CHECK(g.family, "no %s generic netlink family", SMBDIRECT_GENL_NAME);
 	}
-	return out.count("sockets") ? "" : "no sockets counter in: " + obj.substr(0, 200);
+	TRY(g.transact((uint16_t)g.family, SMBDIRECT_CMD_STATS_GET, 0, nullptr, b));
+	out.clear();
+	bool found = false;
+	const uint8_t *p = b.data() + NLMSG_LENGTH(GENL_HDRLEN);
+	each_attr(p, b.size() - NLMSG_LENGTH(GENL_HDRLEN), [&](int t, const uint8_t *v, size_t l) {
+		if (t != SMBDIRECT_A_STATS_TOP_DEVICE || found)
+			return;
+		std::string name;
+		const uint8_t *sv = nullptr;
+		size_t sl = 0;
+		each_attr(v, l, [&](int dt, const uint8_t *dv, size_t dl) {
+			if (dt == SMBDIRECT_A_DEV_NAME)
+				name.assign((const char *)dv, strnlen((const char *)dv, dl));
+			else if (dt == SMBDIRECT_A_DEV_STATS)
+				sv = dv, sl = dl;
+		});
+		if (name != stats_device || !sv)
+			return;
+		found = true;
+		each_attr(sv, sl, [&](int st, const uint8_t *x, size_t xl) {
+			auto k = stat_names.find(st);
+			uint64_t u = 0;
+			if (k != stat_names.end() && xl == 8) {
+				memcpy(&u, x, 8);
+				out[k->second] = u;
+			}
+		});
+	});
+	CHECK(found, "no counters of %s", stats_device);
+	return out.count("sockets") ? "" : "no sockets counter";
 }
 
 uint64_t delta(const Stats &a, const Stats &b, const char *k)
 {
 	auto x = a.find(k), y = b.find(k);
 	return (x != a.end() && y != b.end()) ? y->second - x->second : 0;
+}
+
+// Reads the counters into after until pred holds or timeout_ms passed:
+// the victim counts its end of a failure when its own event comes, which
+// may be after the peer saw its end. The caller checks the values.
+Err wait_stats(Stats &after, const std::function<bool(const Stats &)> &pred, int timeout_ms)
+{
+	long deadline = now_ms() + timeout_ms;
+	for (;;) {
+		TRY(read_stats(after));
+		if (pred(after) || now_ms() >= deadline)
+			return "";
+		usleep(50000);
+	}
 }
 
 long mem_available_kb()
@@ -188,6 +303,31 @@ long mem_available_kb()
 	return kb;
 }
 
+// With generic KASAN, freed memory waits in its quarantine (up to 1/32 of
+// RAM, mm/kasan/quarantine.c) before MemAvailable sees it again: that much
+// more slack then. Leaks are kmemleak's to find there.
+long kasan_quarantine_kb()
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return 0;
+	char line[512];
+	bool kasan = false;
+	while (!kasan && fgets(line, sizeof(line), f))
+		kasan = strstr(line, " kasan_quarantine_reduce") != nullptr;
+	fclose(f);
+	if (!kasan)
+		return 0;
+	FILE *m = fopen("/proc/meminfo", "r");
+	long total = 0;
+	while (m && fgets(line, sizeof(line), m))
+		if (sscanf(line, "MemTotal: %ld kB", &total) == 1)
+			break;
+	if (m)
+		fclose(m);
+	return total / 32 + sysconf(_SC_NPROCESSORS_CONF) * 1024;
+}
+
 // --- the victim ----------------------------------------------------------------
 
 uint16_t sock_port(int fd, bool peer)
@@ -198,6 +338,54 @@ uint16_t sock_port(int fd, bool peer)
 		return 0;
 	return ntohs(ss.ss_family == AF_INET6 ? ((sockaddr_in6 *)&ss)->sin6_port
 					      : ((sockaddr_in *)&ss)->sin_port);
+}
+
+// The victim's sockets (the listener, whose children inherit it, and the
+// connecting ones) post SD_HOSTILE_CREDITS receive buffers and ask that
+// many credits; 32 by default, the peer's own request. The module's 255
+// cost each connection 510 buffers to set up, most of a case's TCG guest
+// time; no case depends on the number (0: the module's defaults).
+int victim_credits()
+{
+	const char *n = getenv("SD_HOSTILE_CREDITS");
+	return n ? atoi(n) : 32;
+}
+
+// A victim socket of addr's family, its credits set.
+int victim_socket(const sockaddr *addr, int flags)
+{
+	int fd = smbdirect_socket(addr->sa_family, SOCK_SEQPACKET, flags);
+	int n = victim_credits();
+	if (fd >= 0 && n > 0 &&
+	    (setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, &n, sizeof(n)) ||
+	     setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_SEND_CREDIT_TARGET, &n, sizeof(n)))) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+// smbdirect_connect() and smbdirect_listen() with victim_socket().
+int victim_connect_to(const sockaddr *addr, socklen_t len, int flags)
+{
+	int fd = victim_socket(addr, flags);
+	if (fd < 0 || connect(fd, addr, len) == 0 ||
+	    (errno == EINPROGRESS && (flags & SOCK_NONBLOCK)))
+		return fd;
+	int err = -errno;
+	close(fd);
+	return err;
+}
+
+int victim_listen(const sockaddr *addr, socklen_t len, int flags, int backlog)
+{
+	int fd = victim_socket(addr, flags);
+	if (fd < 0 || (bind(fd, addr, len) == 0 && listen(fd, backlog) == 0))
+		return fd;
+	int err = -errno;
+	close(fd);
+	return err;
 }
 
 // accept() until the connection from port shows up; others are closed.
@@ -263,7 +451,7 @@ Err good_check(const Ctx &c)
 {
 	socklen_t len;
 	sockaddr_storage a = make_addr(c.t->addr, c.lport, &len);
-	int fd = smbdirect_connect((sockaddr *)&a, len, SOCK_SEQPACKET, SOCK_CLOEXEC);
+	int fd = victim_connect_to((sockaddr *)&a, len, SOCK_CLOEXEC);
 	if (fd < 0)
 		return fmt("good connection: connect: %s", strerror(-fd));
 	int strays = 0;
@@ -335,7 +523,7 @@ Err victim_connect(const Ctx &c, int &vfd)
 {
 	socklen_t len;
 	sockaddr_storage a = make_addr(c.t->addr, c.hport, &len);
-	vfd = smbdirect_connect((sockaddr *)&a, len, SOCK_SEQPACKET, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	vfd = victim_connect_to((sockaddr *)&a, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	CHECK(vfd >= 0, "victim connect: %s", strerror(-vfd));
 	return "";
 }
@@ -358,6 +546,46 @@ std::string errname(int e)
 	return n ? n : std::to_string(e);
 }
 
+// What the victim's connecting socket and the peer saw, for a failure
+// message.
+std::string victim_diag(int vfd, Peer &h)
+{
+	if (getenv("SD_HOSTILE_DIAG_WAIT")) {
+		// How late it comes, if at all (diagnosis only).
+		long t0 = now_ms();
+		Received r;
+		bool got = h.recv(r, atoi(getenv("SD_HOSTILE_DIAG_WAIT")));
+		note(fmt("diag: the request %s %ld ms later; victim connect %s",
+			 got ? "came" : "did not come", now_ms() - t0,
+			 errname(connect_result(vfd, 0)).c_str()));
+	}
+	smbdirect_info info{};
+	socklen_t l = sizeof(info);
+	int rc = getsockopt(vfd, SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &info, &l);
+	return fmt(" (victim: state %d, connect %s, %u receives posted, %u sends in flight; "
+		   "peer's CM events: %s)",
+		   rc ? -1 : (int)info.state, errname(connect_result(vfd, 0)).c_str(),
+		   info.receives_posted, info.sends_in_flight, h.last_events().c_str());
+}
+
+// Peer as server: the victim's negotiate request. siw (upstream, 6.12 to
+// 7.3-rc) has a race here: siw_accept() sends the MPA reply before it hands
+// the socket to the QP, and an FPDU arriving in between stays in the socket
+// unseen until more bytes come (the victim's disconnect, seconds later). The
+// victim sends its request from its CM handler, at once, and often lands
+// there. When it has not come after half a second, a zero-length RDMA READ
+// makes the victim's siw answer (no work for the victim's module), and that
+// answer's arrival gets the request read too.
+bool recv_request(const Ctx &c, Peer &h, Received &r, int timeout_ms, Err *why)
+{
+	if (!c.siw || h.recv(r, 500, why))
+		return c.siw || h.recv(r, timeout_ms, why);
+	Err e = h.rdma(false, 0, 0, 0, 3000);
+	if (!e.empty())
+		note("siw: the zero-length RDMA READ: " + e);
+	return h.recv(r, timeout_ms, why);
+}
+
 // Peer as server: the victim connects, the peer answers resp, and takes the
 // credits of the victim's first PDU.
 Err open_server(const Ctx &c, Session &s, const NegResp &resp = good_response(16))
@@ -368,7 +596,8 @@ Err open_server(const Ctx &c, Session &s, const NegResp &resp = good_response(16
 	TRY(s.h.accept(5000));
 	Received r;
 	Err why;
-	CHECK(s.h.recv(r, 5000, &why), "no negotiate request: %s", why.c_str());
+	CHECK(recv_request(c, s.h, r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
+	      victim_diag(s.vfd, s.h).c_str());
 	CHECK(r.bytes.size() == sizeof(NegReq), "negotiate request of %zu bytes", r.bytes.size());
 	memcpy(&s.victim_req, r.bytes.data(), sizeof(NegReq));
 	TRY(s.h.send(bytes_of(resp), 3000));
@@ -443,16 +672,26 @@ Err neg_req_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, ui
 		      resp.credits_granted);
 	}
 	TRY(h.wait_disconnect(8000));
-	// Never handed to accept().
+	auto errs_of = [&](const Stats &x) {
+		return delta(before, x, "err_protocol") + delta(before, x, "err_refused") +
+		       delta(before, x, "err_transport") + delta(before, x, "err_timeout");
+	};
+	TRY(wait_stats(
+		after,
+		[&](const Stats &x) {
+			return *counter ? delta(before, x, counter) >= 1 : errs_of(x) >= 1;
+		},
+		5000));
+	// Never handed to accept(): had it been queued, it would be by now,
+	// its end counted.
 	int strays = 0;
-	int fd = accept_port(c.lfd, h.src_port(), 300, &strays);
+	int fd = accept_port(c.lfd, h.src_port(), 0, &strays);
 	if (fd >= 0) {
 		std::string o = outcome(fd, 3000);
 		close(fd);
 		CHECK(o == "EPROTO", "accept() handed out the broken connection (it reads %s)",
 		      o.c_str());
 	}
-	TRY(read_stats(after));
 	uint64_t errs = delta(before, after, "err_protocol") + delta(before, after, "err_refused") +
 			delta(before, after, "err_transport") + delta(before, after, "err_timeout");
 	note(fmt("counters: err_protocol +%lu err_refused +%lu err_transport +%lu err_timeout +%lu",
@@ -495,7 +734,8 @@ Err neg_resp_case(const Ctx &c, const std::vector<std::vector<uint8_t>> &pdus, i
 	TRY(h.accept(5000));
 	Received r;
 	Err why;
-	CHECK(h.recv(r, 5000, &why), "no negotiate request: %s", why.c_str());
+	CHECK(recv_request(c, h, r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
+	      victim_diag(vfd, h).c_str());
 	NegReq req{};
 	CHECK(r.bytes.size() == sizeof(req), "negotiate request of %zu bytes", r.bytes.size());
 	memcpy(&req, r.bytes.data(), sizeof(req));
@@ -771,8 +1011,11 @@ Err keepalive_flood(const Ctx &c)
 	Session s;
 	TRY(open_client(c, s));
 	int victim_credits = 0, sent = 0, answers = 0;
-	long end = now_ms() + 3000;
-	while (now_ms() < end) {
+	// 128 keepalives (each one the victim must answer), back to back: a
+	// count, not a time, so that a slow guest floods as hard as a fast
+	// one; the deadline only bounds a victim that stops answering.
+	long end = now_ms() + 20000;
+	while (now_ms() < end && (sent < 128 || answers == 0)) {
 		Received r;
 		while (s.h.recv(r, 0)) {
 			CHECK(r.bytes.size() >= data_hdr_min, "a %zu-byte PDU", r.bytes.size());
@@ -911,7 +1154,8 @@ Err never_negotiate(const Ctx &c)
 		 "after %ld ms",
 		 t_server, t_client));
 	CHECK(t_client >= 3000 && t_server >= 3000, "timed out too early");
-	TRY(read_stats(after));
+	TRY(wait_stats(
+		after, [&](const Stats &x) { return delta(before, x, "err_timeout") >= 2; }, 5000));
 	CHECK(delta(before, after, "err_timeout") >= 2, "err_timeout +%lu, want +2",
 	      (unsigned long)delta(before, after, "err_timeout"));
 	return after_case(c);
@@ -919,10 +1163,17 @@ Err never_negotiate(const Ctx &c)
 
 // --- half-open connections ---------------------------------------------------------
 
+// Connections in setup at once (see Flood::start).
+constexpr int half_open_window = 16;
+
+// 64 by default, not the issue's 200 (SD_HOSTILE_HALF_OPEN=200 passes over
+// rxe4: 17 s on 6.12, 27 s on 7.2, over what make check has). Over siw the
+// peer itself cannot hold many more: its rdma_create_qp failed with EAGAIN
+// after 67 connections up at once (not the victim's doing; open).
 int half_open_count()
 {
 	const char *n = getenv("SD_HOSTILE_HALF_OPEN");
-	return n ? atoi(n) : 200;
+	return n ? atoi(n) : 64;
 }
 
 // N rdma_cm connections to the listener, none negotiating: while they are
@@ -938,15 +1189,23 @@ Err half_open(const Ctx &c)
 	long t0 = now_ms();
 	{
 		Flood f;
-		Err e = f.start((sockaddr *)&a, n, 60000);
-		long t1 = now_ms();
-		note(fmt("%d half-open: %d established, %d rejected, %d failed in %ld ms", n,
-			 f.established, f.rejected, f.failed, t1 - t0));
-		TRY(e);
+		// Half of them, then a good connection beside those still
+		// half-open and those still in setup, then the rest.
+		Err e = f.start((sockaddr *)&a, n / 2, half_open_window, 90000);
 		long mem1 = mem_available_kb();
-		TRY(read_stats(peak));
-		// The listener takes a good connection beside them.
-		TRY(good_check(c));
+		if (e.empty())
+			e = read_stats(peak);
+		if (e.empty())
+			e = good_check(c);
+		if (e.empty())
+			e = f.start((sockaddr *)&a, n, half_open_window, 90000);
+		long t1 = now_ms();
+		std::string why;
+		for (auto &w : f.why)
+			why += fmt(" %s x%d", w.first.c_str(), w.second);
+		note(fmt("%d half-open: %d established, %d rejected, %d failed in %ld ms%s", n,
+			 f.established, f.rejected, f.failed, t1 - t0, why.c_str()));
+		TRY(e);
 		TRY(f.wait_all_disconnected(20000));
 		note(fmt("the listener dropped all %d %ld ms after the last was up; MemAvailable "
 			 "%ld kB before, %ld kB with them (%ld kB each), sockets %lu -> %lu",
@@ -973,7 +1232,10 @@ Err half_open(const Ctx &c)
 	CHECK(delta(before, after, "err_timeout") >= (uint64_t)n, "err_timeout +%lu, want +%d",
 	      (unsigned long)delta(before, after, "err_timeout"), n);
 	// Generous: 32 MiB of slack for page cache and slab noise.
-	CHECK(mem2 >= mem0 - 32 * 1024, "MemAvailable %ld kB, %ld kB before", mem2, mem0);
+	long quarantine = kasan_quarantine_kb();
+	CHECK(mem2 >= mem0 - 32 * 1024 - quarantine,
+	      "MemAvailable %ld kB, %ld kB before (slack 32 MiB + %ld kB of KASAN quarantine)",
+	      mem2, mem0, quarantine);
 	return after_case(c);
 }
 
@@ -1111,7 +1373,7 @@ Err rdma_case(const Ctx &c, const char *kind)
 		// B's token on its own connection. B must not notice.
 		socklen_t len;
 		sockaddr_storage a = make_addr(c.t->addr, c.lport, &len);
-		int bc = smbdirect_connect((sockaddr *)&a, len, SOCK_SEQPACKET, SOCK_CLOEXEC);
+		int bc = victim_connect_to((sockaddr *)&a, len, SOCK_CLOEXEC);
 		CHECK(bc >= 0, "B connect: %s", strerror(-bc));
 		int bs = accept_port(c.lfd, sock_port(bc, false), 5000);
 		if (bs < 0) {
@@ -1232,12 +1494,15 @@ std::vector<Case> all_cases()
 		TRY(h.post_send(b));
 		TRY(h.send(b, 3000));
 		TRY(h.wait_disconnect(8000));
-		int fd = accept_port(c.lfd, h.src_port(), 300);
+		TRY(wait_stats(
+			after,
+			[&](const Stats &x) { return delta(before, x, "err_protocol") >= 1; },
+			5000));
+		int fd = accept_port(c.lfd, h.src_port(), 0);
 		if (fd >= 0) {
 			TRY(expect_outcome(fd, 3000, { "EPROTO" }));
 			close(fd);
 		}
-		TRY(read_stats(after));
 		CHECK(delta(before, after, "err_protocol") >= 1, "err_protocol did not grow");
 		return after_case(c);
 	});
@@ -1328,7 +1593,9 @@ std::vector<Case> all_cases()
 		TRY(victim_connect(c, vfd));
 		TRY(h.accept(5000));
 		Received r;
-		CHECK(h.recv(r, 5000), "no negotiate request");
+		Err why;
+		CHECK(recv_request(c, h, r, 5000, &why), "no negotiate request: %s%s", why.c_str(),
+		      victim_diag(vfd, h).c_str());
 		Err st = h.send(b, 3000);
 		note("peer's SEND: " + (st.empty() ? std::string("success") : st));
 		int err = connect_result(vfd, 8000);
@@ -1360,13 +1627,15 @@ std::vector<Case> all_cases()
 	}
 
 	add("keepalive_flood", keepalive_flood);
-	add("never_negotiate", never_negotiate);
-	add("half_open", half_open, 120);
+	add("never_negotiate", never_negotiate, 45);
 	for (const char *k : { "write_ok", "write_readonly", "read_writeonly", "dead_token",
 			       "out_of_range", "foreign_token" })
 		add(std::string("rdma_") + k, [k](const Ctx &c) { return rdma_case(c, k); });
 	add("disconnect_mid_message", disconnect_mid_message);
 	add("exit_mid_message", exit_mid_message);
+	// Last: the heaviest on the victim; what it leaves behind would be
+	// blamed on the cases after it.
+	add("half_open", half_open, 60 + half_open_count() / 2);
 	return v;
 }
 
@@ -1442,14 +1711,22 @@ int main(int argc, char **argv)
 			ts.push_back(t);
 		}
 	}
+	// A good connection to the listener after each group of cases
+	// (SD_HOSTILE_GOOD_EACH=1: after each case). Every case of the peer as
+	// client is itself a good connection to the listener first (it
+	// negotiates, the listener hands it to accept()), so a listener the
+	// case before broke fails the next case anyway; per case, the check
+	// cost a second of TCG guest time each.
 	const char *ge = getenv("SD_HOSTILE_GOOD_EACH");
-	const bool good_each = !ge || *ge != '0';
+	const bool good_each = ge && *ge == '1';
 	auto group_of = [](const std::string &n) -> std::string {
 		for (const char *g : { "neg_req", "neg_resp", "data_srv", "data", "rdma" })
 			if (n.rfind(g, 0) == 0)
 				return g;
 		if (n.find("mid_message") != std::string::npos)
 			return "mid_message";
+		if (n == "half_open") // last, after mid_message: its own group
+			return "half_open";
 		return "misc";
 	};
 	// Without a good connection after every case, one after each group.
@@ -1487,8 +1764,7 @@ int main(int argc, char **argv)
 		stats_device = t->device;
 		socklen_t len;
 		sockaddr_storage a = make_addr(t->addr, c.lport, &len);
-		c.lfd = smbdirect_listen((sockaddr *)&a, len, SOCK_SEQPACKET,
-					 SOCK_NONBLOCK | SOCK_CLOEXEC, 256);
+		c.lfd = victim_listen((sockaddr *)&a, len, SOCK_NONBLOCK | SOCK_CLOEXEC, 256);
 		Stats base;
 		Err base_err = read_stats(base);
 		auto verdict = [&](const std::string &name, Err e) {

@@ -8,10 +8,10 @@
 # malformed negotiate requests and responses, malformed data transfer PDUs
 # both ways, credit abuse, a keepalive flood, RDMA against dead, read-only,
 # foreign and out-of-range tokens, never negotiating, half-open connections
-# (SD_HOSTILE_HALF_OPEN, default 200), ending mid-message. Each case wants
-# the documented errno on the victim, a disconnect, and the listener still
-# taking a good connection; listener_intact at the end wants every socket
-# the cases made gone. dmesg and kmemleak are the harness's.
+# (SD_HOSTILE_HALF_OPEN, default 64; the issue's 200 by hand), ending
+# mid-message. Each case wants the documented errno on the victim, a
+# disconnect, and the listener still taking a good connection;
+# listener_intact at the end wants every socket the cases made gone. dmesg and kmemleak are the harness's.
 #
 #   hostile_peer.sh [SUBSTRING...]   only the cases whose names contain one
 #
@@ -19,21 +19,18 @@
 # process each (SD_HOSTILE_SERIAL=1: one after the other); the counters
 # they check are their own device's.
 #
-# Environment: SD_US (user-space build dir).
+# Environment: SD_US (user-space build dir); SD_HOSTILE_TRANSPORTS (default
+# "rxe4 siw6"), SD_HOSTILE_SERIAL, SD_HOSTILE_HALF_OPEN,
+# SD_HOSTILE_GOOD_EACH=1 (a good connection after every case, not every
+# group), SD_HOSTILE_DISARM=1 (hostile.cpp says which cases must then fail),
+# SD_HOSTILE_LIMIT (seconds each transport's process may take, default 300).
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/interop/common.bash"
 
 us=${SD_US:?SD_US is not set}
 bin=$us/tests/userspace/hostile/sd_hostile_peer
-export SD_TOOL=$us/tools/smbdirect
-transports=${SD_HOSTILE_TRANSPORTS:-rxe4}
-# The working set seen passing on 7.2 (2026-11-23); the other cases (siw6,
-# peer-as-server data, RDMA, floods, half-open) are not stable yet: run
-# them by name or with SD_HOSTILE_ALL=1.
-if [ $# -eq 0 ] && [ "${SD_HOSTILE_ALL:-0}" != 1 ]; then
-	set -- neg_req_valid neg_req_truncated neg_req_empty neg_req_version_inverted neg_req_version_wide_range_ok neg_req_zero_credits neg_req_receive_size_below_min neg_req_fragmented_size_below_min neg_req_two_requests neg_req_data_pdu_first neg_req_larger_than_receive_buffer neg_resp_valid neg_resp_truncated neg_resp_status_not_supported neg_resp_status_pending neg_resp_version_wrong neg_resp_version_range neg_resp_zero_credits_granted neg_resp_zero_credits_requested neg_resp_receive_size_below_min neg_resp_fragmented_size_below_min neg_resp_send_size_above_our_receive neg_resp_two_responses neg_resp_larger_than_receive_buffer data_zero_length_send data_truncated_header data_offset_unaligned data_offset_in_header data_offset_zero data_length_past_received data_offset_past_received data_offset_plus_length_wraps data_length_wraps data_empty_with_remaining data_remaining_grows data_message_beyond_max_fragmented data_remaining_wraps data_credits_ffff_twice data_sends_without_credits data_send_larger_than_receive_buffer data_pdu_above_negotiated_size data_negotiate_again data_unknown_flags
-fi
+transports=${SD_HOSTILE_TRANSPORTS:-rxe4 siw6}
 if [ ! -x "$bin" ]; then
 	tap_plan 1
 	tap_fail hostile_peer.build "not built: $bin (libibverbs-dev/librdmacm-dev missing at configure time?)"
@@ -48,11 +45,13 @@ trap 'rm -rf "$tmp"' EXIT
 for t in $transports; do
 	echo "hostile_peer.$t.listener_intact" >> "$tmp/list"
 done
-tap_plan "$(wc -l < "$tmp/list")"
+mapfile -t names < "$tmp/list"
+tap_plan "${#names[@]}"
+declare -A seen=()
 
 # A hard limit per process: a hang costs the cases after it, not the run.
 for t in $transports; do
-	timeout -s KILL 240 "$bin" "$t" -- "$@" > "$tmp/$t.out" 2>&1 &
+	timeout -s KILL "${SD_HOSTILE_LIMIT:-300}" "$bin" "$t" -- "$@" > "$tmp/$t.out" 2>&1 &
 	[ "${SD_HOSTILE_SERIAL:-0}" = 1 ] && wait
 done
 wait
@@ -61,17 +60,17 @@ for t in $transports; do
 	grep -q '^RESULT ' "$tmp/$t.out" || { echo "# $t:"; tail -n 20 "$tmp/$t.out" | sed 's/^/# /'; }
 	while IFS= read -r line; do
 		case $line in
-		"RESULT ok "*) echo "${line#RESULT ok }" >> "$tmp/done"; tap_ok "${line#RESULT ok }" ;;
+		"RESULT ok "*) seen["${line#RESULT ok }"]=1; tap_ok "${line#RESULT ok }" ;;
 		"RESULT fail "*)
 			rest=${line#RESULT fail }
 			name=${rest%% *}
-			echo "$name" >> "$tmp/done"
+			seen[$name]=1
 			tap_fail "$name" "${rest#"$name" }" ;;
 		"RESULT todo "*)
 			# A known module bug, reported and not yet fixed: TAP TODO.
 			rest=${line#RESULT todo }
 			name=${rest%% *}
-			echo "$name" >> "$tmp/done"
+			seen[$name]=1
 			tap_n=$((tap_n + 1))
 			echo "not ok $tap_n $name # TODO ${rest#"$name" }" ;;
 		"#"*) echo "$line" ;;
@@ -80,8 +79,9 @@ for t in $transports; do
 	done < "$tmp/$t.out"
 done
 # A case without a verdict: its process was killed (the timeout above).
+# Looked up in bash: a grep per case cost ~1 s each under TCG.
 while IFS= read -r name; do
-	grep -qxF "$name" "$tmp/done" 2>/dev/null || tap_fail "$name" "no verdict: sd_hostile_peer was killed or stopped before it"
+	[ -n "${seen[$name]:-}" ] || tap_fail "$name" "no verdict: sd_hostile_peer was killed or stopped before it"
 done < "$tmp/list"
 echo "# hostile_peer.sh took ${SECONDS} s"
 tap_exit

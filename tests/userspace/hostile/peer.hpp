@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <sys/socket.h>
 #include <vector>
@@ -96,7 +97,9 @@ class Peer {
 	rdma_cm_id *listen_id_ = nullptr;
 	rdma_cm_id *id_ = nullptr;
 	ibv_pd *pd_ = nullptr;
+	ibv_comp_channel *cc_ = nullptr;
 	ibv_cq *cq_ = nullptr;
+	unsigned int cq_events_ = 0; // to acknowledge before destroying the CQ
 	ibv_mr *mr_ = nullptr;
 	uint8_t *mem_ = nullptr;
 	size_t mem_len_ = 0;
@@ -116,15 +119,20 @@ class Peer {
 class Flood {
     public:
 	~Flood();
-	// Starts n connections; returns once all are established or refused,
-	// or at the deadline.
-	Err start(const sockaddr *dst, int n, int timeout_ms);
+	// Starts connections until n were started (a second call goes on),
+	// at most window of them in setup at once; returns once all are
+	// established or refused, or at the deadline.
+	Err start(const sockaddr *dst, int n, int window, int timeout_ms);
 	// Waits until every established one was disconnected by the listener.
 	Err wait_all_disconnected(int timeout_ms);
 	int established = 0, rejected = 0, failed = 0, disconnected = 0;
+	std::map<std::string, int> why; // failures by event and status, or call and errno
 
     private:
 	void handle(rdma_cm_event *ev);
+	void reap(); // destroys the connections the listener dropped
+	std::vector<rdma_cm_id *> dead_;
+	int started_ = 0;
 	rdma_event_channel *ch_ = nullptr;
 	std::vector<rdma_cm_id *> ids_;
 	ibv_pd *pd_ = nullptr;

@@ -33,7 +33,7 @@ export SD_VM_PREPARED=1
 # The plan. Each boot has an expected length: the last one measured on
 # this machine (~/.cache/smbdirect/vm-seconds, written below; only an
 # estimate, nothing depends on it) or the defaults here (estimates for
-# the builtin-wait scripts of 2026-11-23). The boots are split into two
+# 2026-11-24, with the two-party suites). The boots are split into two
 # lists with the smallest longer sum (every split is tried: there are at
 # most a handful of boots), each list longest first, one per worker. A
 # worker whose list is empty takes the last boot of the other list, so a
@@ -58,12 +58,12 @@ times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.2
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=1009 ;;
-	*" user") est[$j]=720 ;;
-	demo) est[$j]=171 ;;
+	*" smb") est[$j]=800 ;;
+	*" user") est[$j]=800 ;;
+	demo) est[$j]=145 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=941 ;;
-		*) est[$j]=707 ;;
+		*" ${j% kernel} "*) est[$j]=910 ;;
+		*) est[$j]=860 ;;
 		esac ;;
 	esac
 done

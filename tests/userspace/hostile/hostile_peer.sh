@@ -8,7 +8,7 @@
 # malformed negotiate requests and responses, malformed data transfer PDUs
 # both ways, credit abuse, a keepalive flood, RDMA against dead, read-only,
 # foreign and out-of-range tokens, never negotiating, half-open connections
-# (SD_HOSTILE_HALF_OPEN, default 64; the 200 by hand), ending
+# (SD_HOSTILE_HALF_OPEN, default 200 over rxe, 64 over siw), ending
 # mid-message. Each case wants the documented errno on the victim, a
 # disconnect, and the listener still taking a good connection;
 # listener_intact at the end wants every socket the cases made gone. dmesg and kmemleak are the harness's.

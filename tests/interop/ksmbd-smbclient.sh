@@ -8,7 +8,7 @@
 # Per transport, two smbclient runs (each costs seconds of start-up in the
 # TCG guest):
 #   1. put and get of 1 B and 1 MiB; mkdir, put, rename, ls, rm, rmdir
-#   2. put and get of the large file ($SD_SAMBA_BIG_MIB MiB, 8 by default)
+#   2. put and get of the large file ($SD_SAMBA_BIG_MIB MiB, 4 by default)
 # Every file is checked with SHA-256: the source, the copy on ksmbd's disk,
 # the copy read back. The directory operations are checked in smbclient's
 # listing (taken by the server after the rename) and on ksmbd's disk.
@@ -39,12 +39,12 @@ sd=$us/tools/smbdirect
 work=$(mktemp -d /tmp/sd-smbclient.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 MiB=1048576
-# The large file: 8 MiB. The issue asks 64 MiB, which does not fit the
+# The large file: 4 MiB. The issue asks 64 MiB, which does not fit the
 # test's time budget in the TCG guest (SMB-Direct moves well under 1 MiB/s
-# there with ksmbd's 1364-byte PDUs: see Documentation/samba.rst); 8 MiB
-# still takes two full 4 MiB READ responses. SD_SAMBA_BIG_MIB=64 for the
-# full size.
-big_mib=${SD_SAMBA_BIG_MIB:-8}
+# there with ksmbd's 1364-byte PDUs: see Documentation/samba.rst); 4 MiB
+# still takes a full 4 MiB READ response (8 MiB, two of them, until
+# 2026-11-24: make check's budget). SD_SAMBA_BIG_MIB=64 for the full size.
+big_mib=${SD_SAMBA_BIG_MIB:-4}
 big=$((big_mib * MiB))
 # A hung run fails its cases, not the script; smbclient's own per-request
 # timeout (20 s by default) is raised: 4 MiB READs queue behind each other

@@ -103,6 +103,12 @@ Err Peer::wait_event(rdma_cm_event_type want, int timeout_ms)
 			       " (events: " + events_ + ")";
 		if (t == want)
 			return "";
+		// A disconnect before the passive side saw the connection
+		// established goes out as a REJ: the victim ended it all the same.
+		if (want == RDMA_CM_EVENT_DISCONNECTED && t == RDMA_CM_EVENT_REJECTED) {
+			disconnected_ = true;
+			return "";
+		}
 		// A connection refused or broken ends any wait for progress.
 		if (t == RDMA_CM_EVENT_REJECTED || t == RDMA_CM_EVENT_CONNECT_ERROR ||
 		    t == RDMA_CM_EVENT_UNREACHABLE || t == RDMA_CM_EVENT_ADDR_ERROR ||

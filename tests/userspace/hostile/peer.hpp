@@ -66,7 +66,9 @@ class Peer {
 	// Waits for a CM event of this type on the connection; other events
 	// are recorded. Returns "" when it came.
 	Err wait_event(rdma_cm_event_type type, int timeout_ms);
-	// Waits for the peer's disconnect (or a rejection / error event).
+	// Waits for the peer's disconnect, a REJ included (sent for a
+	// disconnect before the victim saw the connection established); another
+	// error event fails the wait.
 	Err wait_disconnect(int timeout_ms)
 	{
 		return wait_event(RDMA_CM_EVENT_DISCONNECTED, timeout_ms);

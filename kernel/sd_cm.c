@@ -277,6 +277,7 @@ static void sd_cm_disconnected(struct sd_sock *sd)
 
 	spin_lock_bh(&sd->lock);
 	connecting = sd->state == SD_CONNECTING;
+	sd_child_ready(sd);
 	sd_fail(sd, connecting ? -ECONNREFUSED : 0);
 	spin_unlock_bh(&sd->lock);
 }

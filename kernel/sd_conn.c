@@ -72,8 +72,12 @@ void sd_fail(struct sd_sock *sd, int err)
 	if (!sd->dying) {
 		if (sd->qp_used)
 			queue_work(sd_wq, &sd->disconnect_work);
-		/* A child nobody accepted yet has nobody else to free it. */
-		if (READ_ONCE(sd->parent)) {
+		/*
+		 * A child nobody accepted yet has nobody else to free it.
+		 * One already queued for accept() stays there, as TCP's:
+		 * its reader gets what came before the end, then the end.
+		 */
+		if (READ_ONCE(sd->parent) && !READ_ONCE(sd->on_ready)) {
 			sock_hold(&sd->sk);
 			if (!queue_work(sd_wq, &sd->destroy_work))
 				sock_put(&sd->sk);
@@ -161,14 +165,18 @@ static void sd_established(struct sd_sock *sd)
  * negotiation and rdma_cm are done; sd->lock held. The peer's negotiate
  * request can arrive before the RTU: a child closed in between would
  * leave its IB CM in REP_SENT, where it cannot send a DREQ, and the peer
- * would see a reject instead of an orderly disconnect.
+ * would see a reject instead of an orderly disconnect. A peer that
+ * negotiated and disconnected before rdma_cm said ESTABLISHED made the
+ * connection all the same (the DREQ moved the IB CM past REP_SENT): its
+ * child is handed out, to read what the peer sent and then EOF.
  */
 void sd_child_ready(struct sd_sock *sd)
 	__must_hold(&sd->lock)
 {
 	struct sd_sock *parent;
 
-	if (sd->state != SD_CONNECTED || !sd->cm_connected || sd->failed)
+	if (sd->state != SD_CONNECTED || sd->failed ||
+	    (!sd->cm_connected && !sd->peer_closed))
 		return;
 	spin_lock_bh(&sd_accept_lock);
 	parent = sd->parent;

@@ -20,9 +20,10 @@
 // with EPROTO, a refused or broken negotiation fails connect() with
 // ECONNREFUSED (EPROTO for a credit overflow), a silent peer with
 // ETIMEDOUT, a transport-level failure with ECONNRESET, an orderly
-// disconnect reads as EOF. A listener's child that fails before accept()
-// is never handed out; the module's counters (SMBDIRECT_CMD_STATS_GET) say
-// how it ended.
+// disconnect reads as EOF. A listener's child that fails before its
+// negotiation is done is never handed out (one that fails after it may be,
+// as TCP's, and then reads its error); the module's counters
+// (SMBDIRECT_CMD_STATS_GET) say how it ended.
 //
 // SD_HOSTILE_DISARM=1 makes some attacks send the well-formed PDU instead,
 // so that those cases must fail: the proof that they can.

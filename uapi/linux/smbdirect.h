@@ -51,6 +51,10 @@
  * user's sk_data_ready are told of data, of a connection to accept, of a
  * finished connect() and of the end of the connection, as for TCP.
  *
+ * accept() hands over connections whose negotiation is complete. One that
+ * ended while it waited in the queue is still handed over, as TCP's: its
+ * reads return what the peer sent, then 0 or the error that ended it.
+ *
  * Errors. After the peer's orderly disconnect (its close or shutdown) recv
  * returns 0 once the data that arrived is read, and send fails with EPIPE.
  * Otherwise the connection's error is reported once in SO_ERROR (reading

@@ -16,6 +16,7 @@
 #include <linux/sockios.h>
 #include <net/ip.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 
 #include "uapi/linux/smbdirect.h"
 #include "compat.h"
@@ -775,12 +776,16 @@ static int sd_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 	case SMBDIRECT_IOC_RDMA_WRITEV:
 		return sd_ioctl_rdma(sd, (void __user *)arg, false);
 	case SIOCINQ:
+		lock_sock(sock->sk);
 		spin_lock_bh(&sd->lock);
-		n = sd->rx_queued;
+		n = sd_rx_inq(sd);
 		spin_unlock_bh(&sd->lock);
+		release_sock(sock->sk);
 		return put_user(n, (int __user *)arg);
 	case SIOCOUTQ:
-		n = READ_ONCE(sd->tx_queued);
+		spin_lock_bh(&sd->lock);
+		n = sd_tx_outq(sd);
+		spin_unlock_bh(&sd->lock);
 		return put_user(n, (int __user *)arg);
 	}
 	return -ENOIOCTLCMD;
@@ -950,6 +955,64 @@ static int sd_get_info(struct sd_sock *sd, char __user *optval, int __user *optl
 	return 0;
 }
 
+/*
+ * IPPROTO_TCP TCP_INFO, as MPTCP answers it for its sockets: programs
+ * written for TCP read it for the connection's state and to size their
+ * timers (Samba's smbd ends a client's connection when its oplock break
+ * cannot read tcpi_rto). What SMB-Direct has an equivalent for is filled
+ * in: the state (sk_state follows TCP's), the RTT and the RTO estimated
+ * from send completions (struct sd_rtt), the PDU sizes as the MSS, the
+ * send credits as the congestion window, sends in flight as unacked,
+ * bytes and PDUs each way, and what is not yet sent. The rest is 0, as
+ * for a TCP connection without that feature. The struct is the kernel's
+ * (uapi/linux/tcp.h); a shorter buffer gets its first bytes, as TCP's.
+ */
+static int sd_get_tcp_info(struct sd_sock *sd, char __user *optval,
+			   int __user *optlen, int len)
+{
+	struct tcp_info info = {};
+	struct sd_core_stats st;
+	u32 rtt_us, rttvar_us;
+
+	spin_lock_bh(&sd->lock);
+	info.tcpi_state = READ_ONCE(sd->sk.sk_state);
+	rtt_us = sd->rtt.srtt_us;
+	rttvar_us = sd->rtt.rttvar_us;
+	info.tcpi_rto = sd_rtt_rto(&sd->rtt);
+	info.tcpi_ato = 0;
+	if (sd->state == SD_CONNECTED || (sd->state == SD_CLOSED && sd->params.version)) {
+		info.tcpi_snd_mss = sd->params.max_send_size;
+		info.tcpi_rcv_mss = sd->params.max_receive_size;
+		info.tcpi_advmss = sd->params.max_receive_size;
+		info.tcpi_pmtu = sd->params.max_send_size;
+	}
+	if (sd->core_ready) {
+		sd_core_get_stats(&sd->core, &st);
+		info.tcpi_unacked = st.sends_in_flight;
+		info.tcpi_snd_cwnd = st.send_credits;
+		info.tcpi_rcv_space = st.receives_posted;
+	}
+	info.tcpi_rtt = rtt_us;
+	info.tcpi_rttvar = rttvar_us;
+	info.tcpi_min_rtt = rtt_us;
+	info.tcpi_snd_ssthresh = TCP_INFINITE_SSTHRESH;
+	info.tcpi_rcv_ssthresh = TCP_INFINITE_SSTHRESH;
+	info.tcpi_bytes_acked = sd->tx_acked;
+	info.tcpi_bytes_sent = sd->stats.v[SD_STAT_BYTES_TX];
+	info.tcpi_bytes_received = sd->stats.v[SD_STAT_BYTES_RX];
+	info.tcpi_segs_out = sd->stats.v[SD_STAT_PDUS_TX];
+	info.tcpi_segs_in = sd->stats.v[SD_STAT_PDUS_RX];
+	info.tcpi_data_segs_out = sd->stats.v[SD_STAT_PDUS_TX];
+	info.tcpi_data_segs_in = sd->stats.v[SD_STAT_PDUS_RX];
+	info.tcpi_notsent_bytes = sd_tx_outq(sd) - sd->tx_unacked;
+	spin_unlock_bh(&sd->lock);
+
+	len = min_t(int, len, sizeof(info));
+	if (put_user(len, optlen) || copy_to_user(optval, &info, len))
+		return -EFAULT;
+	return 0;
+}
+
 static int sd_getsockopt(struct socket *sock, int level, int optname,
 			 char __user *optval, int __user *optlen)
 {
@@ -964,6 +1027,8 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 		return -EFAULT;
 	if (!v6only && level != SOL_TCP && optname == SMBDIRECT_OPT_INFO)
 		return len < 0 ? -EINVAL : sd_get_info(sd, optval, optlen, len);
+	if (level == SOL_TCP && optname == TCP_INFO)
+		return len < 0 ? -EINVAL : sd_get_tcp_info(sd, optval, optlen, len);
 	if (len < (int)sizeof(int))
 		return -EINVAL;
 	lock_sock(sock->sk);

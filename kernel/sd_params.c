@@ -242,6 +242,33 @@ int sd_tcp_opt_get(const struct sd_tcp_opts *t, int optname, int *val)
 	return -ENOPROTOOPT;
 }
 
+void sd_rtt_sample(struct sd_rtt *r, u32 sample_us)
+{
+	u32 delta;
+
+	sample_us = max(sample_us, 1U);
+	if (!r->srtt_us) {
+		r->srtt_us = sample_us;
+		r->rttvar_us = sample_us / 2;
+		return;
+	}
+	delta = r->srtt_us > sample_us ? r->srtt_us - sample_us : sample_us - r->srtt_us;
+	/* rttvar = 3/4 rttvar + 1/4 |srtt - r|; srtt = 7/8 srtt + 1/8 r */
+	r->rttvar_us = r->rttvar_us - r->rttvar_us / 4 + delta / 4;
+	r->srtt_us = r->srtt_us - r->srtt_us / 8 + sample_us / 8;
+	r->srtt_us = max(r->srtt_us, 1U);
+}
+
+u32 sd_rtt_rto(const struct sd_rtt *r)
+{
+	u64 rto;
+
+	if (!r->srtt_us)
+		return SD_RTO_INITIAL_US;
+	rto = (u64)r->srtt_us + 4 * (u64)r->rttvar_us;
+	return clamp_t(u64, rto, SD_RTO_MIN_US, SD_RTO_MAX_US);
+}
+
 int sd_params_init(void)
 {
 	struct sd_opts o;

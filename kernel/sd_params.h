@@ -73,6 +73,28 @@ struct sd_tcp_opts {
 	u16 keepidle, keepintvl;	/* seconds */
 };
 
+/*
+ * The round-trip time TCP_INFO reports (tcpi_rtt, tcpi_rttvar, tcpi_rto),
+ * measured from a send's post to its completion, which the peer's RDMA
+ * adapter acknowledged: RFC 6298's estimator over those samples, in
+ * microseconds. The RTO is what TCP would arm (srtt + 4 * rttvar, at
+ * least TCP's 200 ms and at most its 120 s), an estimate for programs
+ * that size their own timers by it (Samba's oplock break), not a timer
+ * of ours: the RC QP retransmits by its own timeout.
+ */
+struct sd_rtt {
+	u32 srtt_us;	/* 0: no sample yet */
+	u32 rttvar_us;
+};
+
+#define SD_RTO_MIN_US 200000U
+#define SD_RTO_MAX_US 120000000U
+/* No sample yet: RFC 6298's initial RTO, 1 s. */
+#define SD_RTO_INITIAL_US 1000000U
+
+void sd_rtt_sample(struct sd_rtt *r, u32 sample_us);
+u32 sd_rtt_rto(const struct sd_rtt *r);
+
 void sd_tcp_opts_default(struct sd_tcp_opts *t);
 int sd_tcp_opt_set(struct sd_tcp_opts *t, int optname, int val);
 int sd_tcp_opt_get(const struct sd_tcp_opts *t, int optname, int *val);

@@ -266,6 +266,7 @@ void sd_queues_free(struct sd_sock *sd, bool rx)
 		sd_msg_free(m);
 	INIT_LIST_HEAD(&sd->tx_queue);
 	sd->tx_queued = 0;
+	sd->tx_unacked = 0;
 	sd->tx_cur = NULL;
 	sd->tx_fill = NULL;
 	if (sd->rx_asm)
@@ -277,6 +278,7 @@ void sd_queues_free(struct sd_sock *sd, bool rx)
 		sd_msg_free(m);
 	INIT_LIST_HEAD(&sd->rx_queue);
 	sd->rx_queued = 0;
+	sd->rx_msgs = 0;
 }
 
 /*

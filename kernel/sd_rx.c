@@ -126,6 +126,7 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 		sd->rx_asm = NULL;
 		list_add_tail(&m->node, &sd->rx_queue);
 		sd->rx_queued += m->len;
+		sd->rx_msgs++;
 		sd_stat_add(sd, SD_STAT_MSGS_RX, 1);
 		sd_stat_add(sd, SD_STAT_BYTES_RX, m->len);
 		trace_af_smbdirect_message(&sd->sk, m->len, sd->rx_queued);
@@ -205,6 +206,24 @@ void sd_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	sd_tx_reap(sd);
 }
 
+/*
+ * SIOCINQ/FIONREAD: what read() returns without waiting. SOCK_STREAM
+ * reads each message with its 4-byte prefix, less what the reader already
+ * took of the head message; SEQPACKET the messages' bytes. lock_sock()
+ * held (the reader's progress, m->done, is stable under it) and sd->lock.
+ */
+u32 sd_rx_inq(struct sd_sock *sd)
+{
+	const struct sd_msg *m;
+
+	if (sd->type != SOCK_STREAM)
+		return sd->rx_queued;
+	m = list_first_entry_or_null(&sd->rx_queue, struct sd_msg, node);
+	if (!m)
+		return 0;
+	return sd->rx_queued + sd->rx_msgs * SD_CORE_STREAM_PREFIX_SIZE - m->done;
+}
+
 bool sd_rx_readable(struct sd_sock *sd)
 {
 	return !list_empty_careful(&sd->rx_queue);
@@ -244,6 +263,7 @@ static void sd_rx_consumed(struct sd_sock *sd, struct sd_msg *m)
 	spin_lock_bh(&sd->lock);
 	list_del(&m->node);
 	sd->rx_queued -= m->len;
+	sd->rx_msgs--;
 	sd_rx_release_deferred(sd);
 	spin_unlock_bh(&sd->lock);
 	sd_msg_free(m);

@@ -69,6 +69,8 @@ struct sd_tx_buf {
 	struct list_head node;	/* on sd->tx_free while not posted */
 	u8 *data;
 	u64 dma;
+	u32 unacked;		/* bytes of the user's it carries (SIOCOUTQ) */
+	u64 posted_ns;		/* when posted: the RTT sample (TCP_INFO) */
 };
 
 /*
@@ -220,12 +222,21 @@ struct sd_sock {
 	/* Receive side. */
 	struct list_head rx_queue;	/* complete messages (struct sd_msg) */
 	unsigned int rx_queued;		/* bytes on rx_queue */
+	unsigned int rx_msgs;		/* messages on rx_queue */
 	struct sd_msg *rx_asm;		/* message being reassembled */
 	struct list_head rx_deferred;	/* buffers held back: reader is slow */
 
 	/* Send side. */
 	struct list_head tx_queue;	/* messages (pieces) waiting for PDUs */
 	unsigned int tx_queued;		/* bytes on tx_queue: what SO_SNDBUF bounds */
+	/*
+	 * Bytes of the user's in posted sends not yet completed (STREAM:
+	 * with their messages' 4-byte prefixes), and those completed: with
+	 * the staged bytes, what SIOCOUTQ and TCP_INFO report. sd->lock.
+	 */
+	unsigned int tx_unacked;
+	u64 tx_acked;
+	struct sd_rtt rtt;		/* send completion times; sd->lock */
 	struct list_head tx_free;	/* idle send buffers */
 	struct list_head tx_done;	/* sent messages to free outside the lock */
 	struct sd_msg *tx_cur;		/* the piece the core is fragmenting */
@@ -445,6 +456,8 @@ void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 void sd_tx_flush(struct sd_sock *sd);
 void sd_tx_reap(struct sd_sock *sd);
 bool sd_tx_drained(struct sd_sock *sd);
+u32 sd_tx_outq(struct sd_sock *sd);
+u32 sd_rx_inq(struct sd_sock *sd);
 
 /* sd_mr.c */
 int sd_ioctl_register(struct sd_sock *sd, void __user *arg);

@@ -167,6 +167,7 @@ void sd_tx_flush(struct sd_sock *sd)
 		}
 		inv = NULL;
 		done = NULL;
+		tx->unacked = 0;
 		if (pdu.kind == SD_CORE_PDU_DATA) {
 			if (!m || pdu.message_offset != m->msg_off + m->done ||
 			    pdu.payload_length > avail ||
@@ -183,14 +184,23 @@ void sd_tx_flush(struct sd_sock *sd)
 			}
 			if (done && done->inv)
 				inv = done;
+			/*
+			 * SIOCOUTQ counts what the user wrote: a STREAM
+			 * message's prefix goes with its first PDU.
+			 */
+			tx->unacked = pdu.payload_length;
+			if (sd->type == SOCK_STREAM && !pdu.message_offset)
+				tx->unacked += SD_CORE_STREAM_PREFIX_SIZE;
 		}
 		list_del_init(&tx->node);
+		tx->posted_ns = ktime_get_ns();
 		/* inv, done stay valid: tx_done is freed only by sd_tx_reap(). */
 		if (sd_tx_post(sd, tx, pdu.length, inv)) {
 			list_add(&tx->node, &sd->tx_free);
 			sd_fail(sd, -EIO);
 			return;
 		}
+		sd->tx_unacked += tx->unacked;
 		sd_tx_count(sd, &pdu, done, inv);
 		trace_af_smbdirect_pdu_send(&sd->sk, pdu.kind, pdu.length,
 					    pdu.payload_length,
@@ -219,6 +229,15 @@ void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_bh(&sd->lock);
 	list_add_tail(&tx->node, &sd->tx_free);
+	/* Flushed or failed: those bytes are not going anywhere either. */
+	sd->tx_unacked -= min(sd->tx_unacked, tx->unacked);
+	if (wc->status == IB_WC_SUCCESS) {
+		sd->tx_acked += tx->unacked;
+		sd_rtt_sample(&sd->rtt, min_t(u64, U32_MAX,
+					      div_u64(ktime_get_ns() - tx->posted_ns,
+						      NSEC_PER_USEC)));
+	}
+	tx->unacked = 0;
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			sd_wc_error(sd);
@@ -229,6 +248,23 @@ void sd_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	sd_wake(sd);
 	spin_unlock_bh(&sd->lock);
+}
+
+/*
+ * SIOCOUTQ: the bytes the user wrote that the peer's adapter has not
+ * acknowledged: staged (what sendmsg took, not yet in PDUs) and posted,
+ * not yet completed. As TCP's SIOCOUTQ (write_seq - snd_una), it never
+ * exceeds what the program wrote and reaches 0 once the peer has all of
+ * it, which is what Samba's oplock break waits for. sd->lock held.
+ */
+u32 sd_tx_outq(struct sd_sock *sd)
+{
+	const struct sd_msg *m;
+	u32 n = sd->tx_unacked;
+
+	list_for_each_entry(m, &sd->tx_queue, node)
+		n += m->filled - m->done;
+	return n;
 }
 
 /* Nothing left to put on the wire, nothing in flight; sd->lock held. */

@@ -368,7 +368,43 @@ static void glue_rd_depths_zero(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rr, 3);
 }
 
+/*
+ * TCP_INFO's RTT estimator (RFC 6298 over send completion times): the
+ * first sample sets srtt and rttvar = srtt / 2; later ones move srtt by
+ * 1/8 and rttvar by 1/4 of the difference; the RTO is srtt + 4 * rttvar
+ * within TCP's 200 ms .. 120 s, and 1 s before any sample.
+ */
+static void glue_rtt_estimator(struct kunit *test)
+{
+	struct sd_rtt r = {};
+	int i;
+
+	KUNIT_EXPECT_EQ(test, sd_rtt_rto(&r), 1000000U);
+	sd_rtt_sample(&r, 0);	/* a completion within the same microsecond */
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 1U);
+	r = (struct sd_rtt){};
+	sd_rtt_sample(&r, 80000);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 80000U);
+	KUNIT_EXPECT_EQ(test, r.rttvar_us, 40000U);
+	KUNIT_EXPECT_EQ(test, sd_rtt_rto(&r), 240000U);
+	sd_rtt_sample(&r, 160000);
+	/* rttvar 3/4 * 40000 + 80000 / 4; srtt 7/8 * 80000 + 160000 / 8 */
+	KUNIT_EXPECT_EQ(test, r.rttvar_us, 50000U);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 90000U);
+	KUNIT_EXPECT_EQ(test, sd_rtt_rto(&r), 290000U);
+	/* A fast fabric: the RTO stays at TCP's floor. */
+	for (i = 0; i < 200; i++)
+		sd_rtt_sample(&r, 20);
+	KUNIT_EXPECT_LE(test, r.srtt_us, 40U);
+	KUNIT_EXPECT_EQ(test, sd_rtt_rto(&r), 200000U);
+	/* A stalled one: at most TCP's 120 s, no overflow. */
+	r = (struct sd_rtt){};
+	sd_rtt_sample(&r, U32_MAX);
+	KUNIT_EXPECT_EQ(test, sd_rtt_rto(&r), 120000000U);
+}
+
 static struct kunit_case glue_cases[] = {
+	KUNIT_CASE(glue_rtt_estimator),
 	KUNIT_CASE(glue_opt_credits),
 	KUNIT_CASE(glue_opt_pdu_sizes),
 	KUNIT_CASE(glue_opt_fragmented_size),

@@ -774,8 +774,9 @@ TEST_F(sock, info_states_credits_queues_acceptconn)
 	do {
 		ASSERT_EQ(0, sd_info(self->s, &si));
 	} while (!si.rx_queued && sd_now_ms() - t0 < SD_STEP_MS);
+	/* SIOCINQ is what read() returns: the message with its prefix. */
 	ASSERT_EQ(0, ioctl(self->s, SIOCINQ, &inq));
-	EXPECT_EQ((__u32)inq, si.rx_queued);
+	EXPECT_EQ((__u32)inq, si.rx_queued + 4);
 	EXPECT_LT(0U, si.rx_queued);
 
 	close(self->c);
@@ -785,6 +786,139 @@ TEST_F(sock, info_states_credits_queues_acceptconn)
 		ASSERT_EQ(0, sd_info(self->s, &si));
 	} while (si.state != SMBDIRECT_STATE_CLOSED && sd_now_ms() - t0 < SD_STEP_MS);
 	EXPECT_EQ(SMBDIRECT_STATE_CLOSED, (int)si.state);
+}
+
+/* IPPROTO_TCP TCP_INFO of fd, its length in *len (in: the buffer's). */
+static int tcp_info_of(int fd, struct tcp_info *ti, socklen_t *len)
+{
+	memset(ti, 0xa5, sizeof(*ti));
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, len) ? -errno : 0;
+}
+
+/*
+ * TCP_INFO, SIOCINQ and SIOCOUTQ read as a TCP program expects (issue
+ * #23: smbd's oplock break reads tcpi_rto, then waits for SIOCOUTQ to
+ * show its break acknowledged, and ends the client's connection if either
+ * fails): the state in every phase, an RTO inside TCP's bounds and an
+ * RTT once sends completed, the PDU sizes as MSS, the byte counts; FIONREAD
+ * counts the 4-byte prefixes read() returns; SIOCOUTQ never counts more
+ * than the program wrote and reaches 0 once the peer has everything.
+ */
+TEST_F(sock, tcp_info_inq_outq_as_tcp)
+{
+	static char buf[65536 + 4];
+	struct smbdirect_params p;
+	struct tcp_info ti;
+	socklen_t len;
+	int fd, lfd, port, inq, outq, small = 16384;
+	long t0, written = 0, n;
+	char rd[16];
+
+	fd = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, fd);
+	len = sizeof(ti);
+	ASSERT_EQ(0, tcp_info_of(fd, &ti, &len));
+	EXPECT_EQ(sizeof(ti), len);
+	EXPECT_EQ(TCP_CLOSE, ti.tcpi_state);
+	/* No sample yet: RFC 6298's 1 s, what Samba assumes without TCP_INFO. */
+	EXPECT_EQ(1000000U, ti.tcpi_rto);
+	EXPECT_EQ(0U, ti.tcpi_rtt);
+	len = (socklen_t)-1;
+	EXPECT_EQ(-EINVAL, tcp_info_of(fd, &ti, &len));
+	close(fd);
+
+	lfd = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
+	ASSERT_LE(0, lfd);
+	len = sizeof(ti);
+	ASSERT_EQ(0, tcp_info_of(lfd, &ti, &len));
+	EXPECT_EQ(TCP_LISTEN, ti.tcpi_state);
+	close(lfd);
+
+	PAIR(SOCK_STREAM);
+	ASSERT_EQ(0, sd_get_params(self->c, &p));
+	ASSERT_EQ(0, sd_stream_send(self->c, "hello", 5));
+	ASSERT_LT(0, sd_poll(self->s, POLLIN, SD_STEP_MS));
+	/* The reader's view: 4 + 5 bytes, less what it took. */
+	ASSERT_EQ(0, ioctl(self->s, SIOCINQ, &inq));
+	EXPECT_EQ(9, inq);
+	EXPECT_EQ(2, recv(self->s, rd, 2, 0));
+	ASSERT_EQ(0, ioctl(self->s, SIOCINQ, &inq));
+	EXPECT_EQ(7, inq);
+	EXPECT_EQ(7, recv(self->s, rd, sizeof(rd), 0));
+	ASSERT_EQ(0, ioctl(self->s, SIOCINQ, &inq));
+	EXPECT_EQ(0, inq);
+
+	/* The writer's: everything acknowledged, bounded wait. */
+	t0 = sd_now_ms();
+	do {
+		ASSERT_EQ(0, ioctl(self->c, SIOCOUTQ, &outq));
+	} while (outq && sd_now_ms() - t0 < SD_STEP_MS);
+	EXPECT_EQ(0, outq);
+	len = sizeof(ti);
+	ASSERT_EQ(0, tcp_info_of(self->c, &ti, &len));
+	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
+	EXPECT_LT(0U, ti.tcpi_rtt);
+	EXPECT_LE(200000U, ti.tcpi_rto);
+	EXPECT_GE(120000000U, ti.tcpi_rto);
+	EXPECT_EQ(p.max_send_size, ti.tcpi_snd_mss);
+	EXPECT_EQ(p.max_receive_size, ti.tcpi_rcv_mss);
+	EXPECT_LE(9ULL, (unsigned long long)ti.tcpi_bytes_acked);
+	EXPECT_LE(1U, ti.tcpi_segs_out);
+	EXPECT_EQ(0U, ti.tcpi_notsent_bytes);
+	len = sizeof(ti);
+	ASSERT_EQ(0, tcp_info_of(self->s, &ti, &len));
+	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
+	EXPECT_LE(5ULL, (unsigned long long)ti.tcpi_bytes_received);
+	/* A short buffer gets the first byte, the state, as TCP's. */
+	len = 1;
+	ASSERT_EQ(0, tcp_info_of(self->c, &ti, &len));
+	EXPECT_EQ(1U, len);
+	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
+	EXPECT_EQ(0xa5, ti.tcpi_ca_state);
+
+	/*
+	 * A reader that does not read: the writer's non-blocking sends stop
+	 * with EAGAIN, and SIOCOUTQ then shows bytes, never more than were
+	 * written; once the reader has read everything it reaches 0.
+	 */
+	ASSERT_EQ(0, setsockopt(self->c, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+	fcntl(self->c, F_SETFL, O_NONBLOCK);
+	*(uint32_t *)buf = htonl(sizeof(buf) - 4);
+	for (;;) {
+		n = send(self->c, buf + written % sizeof(buf),
+			 sizeof(buf) - written % sizeof(buf), MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		ASSERT_LT(0, n) TH_LOG("send: %s", strerror(errno));
+		written += n;
+		ASSERT_EQ(0, ioctl(self->c, SIOCOUTQ, &outq));
+		EXPECT_GE(written, outq);
+		ASSERT_GT(64L << 20, written) TH_LOG("64 MiB taken without back-pressure");
+	}
+	ASSERT_EQ(0, ioctl(self->c, SIOCOUTQ, &outq));
+	EXPECT_LT(0, outq);
+	EXPECT_GE(written, outq);
+	len = sizeof(ti);
+	ASSERT_EQ(0, tcp_info_of(self->c, &ti, &len));
+	EXPECT_LT(0U, ti.tcpi_notsent_bytes);
+	/* Only whole messages can be read back: finish the last one. */
+	fcntl(self->c, F_SETFL, 0);
+	if (written % sizeof(buf)) {
+		ASSERT_EQ(0, sd_write_all(self->c, buf + written % sizeof(buf),
+					  sizeof(buf) - written % sizeof(buf)));
+		written += sizeof(buf) - written % sizeof(buf);
+	}
+	while (written > 0) {
+		n = recv(self->s, buf, written < (long)sizeof(buf) ? written : (long)sizeof(buf), 0);
+		ASSERT_LT(0, n) TH_LOG("recv: %s", strerror(errno));
+		written -= n;
+	}
+	t0 = sd_now_ms();
+	do {
+		ASSERT_EQ(0, ioctl(self->c, SIOCOUTQ, &outq));
+	} while (outq && sd_now_ms() - t0 < SD_STEP_MS);
+	EXPECT_EQ(0, outq);
 }
 
 /*

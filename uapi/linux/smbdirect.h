@@ -125,10 +125,13 @@
  * (TCP's ranges, EINVAL outside) but change nothing: SMB-Direct sends
  * every message at once, so TCP_NODELAY always reads 1 and TCP_CORK 0; the
  * others read back what was set (the keepalive is
- * SMBDIRECT_OPT_KEEPALIVE_INTERVAL with SO_KEEPALIVE). Other TCP options
- * are ENOPROTOOPT. SO_ACCEPTCONN is 1 on a listener; an accepted socket
- * starts with its listener's SO_RCVBUF, SO_SNDBUF, SO_LINGER, SO_RCVTIMEO,
- * SO_SNDTIMEO and SO_KEEPALIVE, as with TCP.
+ * SMBDIRECT_OPT_KEEPALIVE_INTERVAL with SO_KEEPALIVE). TCP_INFO reads
+ * struct tcp_info (<linux/tcp.h>) as MPTCP answers it: state, RTT and RTO
+ * estimated from send completions, PDU sizes, byte and PDU counts (see
+ * Documentation/uapi.rst). Other TCP options are ENOPROTOOPT.
+ * SO_ACCEPTCONN is 1 on a listener; an accepted socket starts with its
+ * listener's SO_RCVBUF, SO_SNDBUF, SO_LINGER, SO_RCVTIMEO, SO_SNDTIMEO and
+ * SO_KEEPALIVE, as with TCP.
  */
 
 #define SMBDIRECT_OPT_RECEIVE_CREDIT_MAX	1 /* receive buffers posted */
@@ -165,8 +168,8 @@ struct smbdirect_info {
 	 */
 	__u32 receives_held;
 	__u32 sends_in_flight;	/* PDUs posted, not yet completed */
-	__u32 rx_queued;	/* bytes received, not yet read (SIOCINQ) */
-	__u32 tx_queued;	/* bytes taken by send, not yet all in PDUs (SIOCOUTQ) */
+	__u32 rx_queued;	/* message bytes received, not yet read */
+	__u32 tx_queued;	/* bytes taken by send, not yet all in PDUs */
 };
 
 /* Transport kinds in struct smbdirect_params. */

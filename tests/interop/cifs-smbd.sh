@@ -80,7 +80,7 @@ declare -A addr=([rxe4]=10.77.0.1 [siw4]=10.77.0.2)
 names=(cifs-smbd.listen)
 for t in "${transports[@]}"; do
 	for c in mount_two_clients "copy_in_${big_mib}mib" "copy_out_${big_mib}mib" \
-		break_lease break_oplock break_smbclient dir_ops umount; do
+		break_lease break_oplock break_smbclient commands_vs_tcp dir_ops umount; do
 		names+=("cifs-smbd.$t.$c")
 	done
 done
@@ -128,7 +128,7 @@ conf=$work/smb.conf
 cat >"$conf" <<CONF
 [global]
 	server role = standalone server
-	smb ports = 445 5445
+	smb ports = 445 5445 4445
 	interfaces = 10.77.0.1 10.77.0.2
 	bind interfaces only = yes
 	disable netbios = yes
@@ -191,7 +191,9 @@ if [ -n "$why" ]; then
 	fail_rest "smbd is not listening"
 	tap_exit
 fi
-grep -q 'kept TCP\|TCP fallback' "$slog" && why=$(grep -m1 'kept TCP\|TCP fallback' "$slog")
+# 4445 stays TCP (not in --ports): the baseline of commands_vs_tcp.
+grep -v ':4445 kept TCP' "$slog" | grep -q 'kept TCP\|TCP fallback' &&
+	why=$(grep -v ':4445 kept TCP' "$slog" | grep -m1 'kept TCP\|TCP fallback')
 [ -z "$why" ] && tap_ok cifs-smbd.listen || tap_fail cifs-smbd.listen "$why" "$slog"
 echo "# time smbd listening after $SECONDS s"
 
@@ -240,7 +242,7 @@ run_transport() {
 		tap_fail "$name" "$why" "$m1.log" "$m2.log" "$slog"
 		dmesg | grep -i -E 'cifs|smbd' | grep -v af_smbdirect | tail -n 8 | sed "s/^/# dmesg: /"
 		for c in "copy_in_${big_mib}mib" "copy_out_${big_mib}mib" break_lease \
-			break_oplock break_smbclient dir_ops umount; do
+			break_oplock break_smbclient commands_vs_tcp dir_ops umount; do
 			tap_fail "cifs-smbd.$t.$c" "not mounted"
 		done
 		return
@@ -304,6 +306,7 @@ run_transport() {
 	fi
 	break_case "$t" break_smbclient "$m1" smbclient "$a"
 	mark "$t: breaks done"
+	commands_vs_tcp "$t" "$a"
 
 	# Names: mkdir, ls, rename, unlink, rmdir, each seen on smbd's disk.
 	mark "$t: copies done"
@@ -404,6 +407,41 @@ break_case() {
 	[ -z "$why" ] && tap_ok "$name" || tap_fail "$name" "$why" "$log" "$log.smbd"
 	rm -f "$share/$f"
 }
+
+# smbclient's command set (common.bash) under `smbdirect run` against smbd,
+# compared with the same commands over TCP to smbd's port 4445 (outside
+# --ports, so a TCP listener of the same smbd): the same output, times,
+# rates and free blocks aside.
+smbclient_on() { # LOG PORT COMMANDS [PRELOAD...]
+	local log=$1 p=$2 c=$3
+	shift 3
+	SMBDIRECT_DEBUG=1 timeout -s KILL 120 "$@" smbclient "//$cmd_addr/share" -p "$p" \
+		-s "$work/client.conf" -U root%P -c "$c" >"$log" 2>&1
+}
+commands_vs_tcp() { # T ADDR
+	local name=cifs-smbd.$1.commands_vs_tcp log=$work/$1.cmds.log why=
+	cmd_addr=$2
+	rm -rf "${share:?}/sd-cmds"
+	smbclient_on "$log" 445 "$(smbc_command_set sd-cmds "$work/cmds.src")" \
+		"$sd" run --no-fallback --ports 445 --
+	grep -q "connect $2:445 -> SMB-Direct" "$log" || why="smbclient did not connect over SMB-Direct"
+	smbc_normalise "$log" >"$log.n"
+	if [ -z "$cmds_tcp" ]; then
+		rm -rf "${share:?}/sd-cmds"
+		smbclient_on "$work/cmds.tcp" 4445 "$(smbc_command_set sd-cmds "$work/cmds.src")"
+		smbc_normalise "$work/cmds.tcp" >"$work/cmds.tcp.n"
+		cmds_tcp=$work/cmds.tcp.n
+		grep 'NT_STATUS\|not found' "$cmds_tcp" | head -n 5 | sed 's/^/# tcp: /'
+	fi
+	if ! grep -q '^attributes:' "$cmds_tcp" || ! grep -q 'fnum' "$cmds_tcp"; then
+		why="the TCP baseline did not run the commands: $(head -n 2 "$cmds_tcp" | tr '\n' ' ')"
+	elif [ -z "$why" ] && ! diff -u "$cmds_tcp" "$log.n" >"$log.diff"; then
+		why="differs from TCP: $(grep -m3 '^[-+][^-+]' "$log.diff" | tr '\n' ' ')"
+	fi
+	[ -z "$why" ] && tap_ok "$name" || tap_fail "$name" "$why" "$log.diff" "$log"
+}
+cmds_tcp=
+echo "commands over SMB-Direct and TCP" >"$work/cmds.src"
 
 mkdir -p "$work/cstate"
 cat >"$work/client.conf" <<CONF

@@ -205,3 +205,29 @@ CONF
 	[[ $ksmbd_listening == *':5445 '* ]] && ksmbd_siw_port=5445
 	return 0
 }
+
+# --- smbclient's command set, over SMB-Direct and over TCP ---------------------
+# smbc_command_set DIR FILE: the -c string of the SMB2 operations smbclient
+# offers, but change notification (it waits for events): in a new remote
+# DIR with FILE's data: put, allinfo, hardlink, rename, setmode, open with
+# a byte-range lock and unlock, server-side copy (scopy: FSCTL_SRV_COPYCHUNK),
+# volume, du, ls, showacls (security descriptors), echo, get, del, rmdir.
+# Every script runs it twice, over SMB-Direct and over TCP, against the same
+# server and compares the two outputs (smbc_normalise).
+smbc_command_set() {
+	printf '%s' "mkdir $1; cd $1; put $2 a; allinfo a; hardlink a h; allinfo h;" \
+		" rename h r; setmode a +r; allinfo a; setmode a -r; open a; lock 1 w 0 10;" \
+		" unlock 1 0 10; close 1; scopy a c; allinfo c; volume; du; ls; showacls; ls a;" \
+		" showacls; echo 2 ping; get c $2.back; del r; del c; del a; cd ..; rmdir $1; ls $1"
+}
+
+# smbc_normalise LOG: smbclient's output without what differs between two
+# runs of the same commands (the preload's lines, times, transfer rates, the
+# share's free blocks), for diff.
+smbc_normalise() {
+	sed -E -e '/^smbdirect-preload:/d' \
+		-e 's/\((average )?[0-9.]+ [A-Za-z/]+\)//g' \
+		-e 's/(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +[0-9]+ [0-9:]+( [AP]M)? [0-9]{4}( [A-Z]+)?/DATE/g' \
+		-e 's/[0-9]+ blocks of size [0-9]+\. [0-9]+ blocks available/BLOCKS/' \
+		-e 's/^([a-z_]*time): .*/\1: T/' "$1"
+}

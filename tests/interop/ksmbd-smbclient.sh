@@ -58,7 +58,7 @@ declare -A addr=([rxe4]=10.77.0.1 [siw4]=10.77.0.2)
 declare -A own_tcp=([rxe4]=0 [siw4]=1)
 names=()
 for t in "${transports[@]}"; do
-	for c in put_get_1b put_get_1mib dir_ops "put_get_${big_mib}mib"; do
+	for c in put_get_1b put_get_1mib dir_ops commands_vs_tcp "put_get_${big_mib}mib"; do
 		names+=("ksmbd-smbclient.$t.$c")
 	done
 done
@@ -231,9 +231,37 @@ big_copy() { # T
 	rm -f "$ksmbd_share/$t-big.bin" "$work/big.back"
 }
 
+# smbclient's command set (common.bash) over SMB-Direct, compared with the
+# same commands over TCP (run once, first): the same output, times, rates
+# and free blocks aside.
+commands_vs_tcp() { # T
+	local t=$1 a=${addr[$1]} p=${port[$1]} why log=$work/$1.cmds.log d=sd-cmds
+	local name=ksmbd-smbclient.$1.commands_vs_tcp
+	rm -rf "${ksmbd_share:?}/$d"
+	smbc "$log" rdma "$a" "$p" "$(smbc_command_set $d "$work/cmds.src")"
+	echo "# time $name: $wall s"
+	why=$(over_smbdirect "$log" "$a" "$p" "$t")
+	smbc_normalise "$log" >"$log.n"
+	# The baseline itself worked: allinfo answered, the file was opened.
+	if ! grep -q '^attributes:' "$work/cmds.tcp.n" || ! grep -q 'fnum' "$work/cmds.tcp.n"; then
+		why="the TCP baseline did not run the commands: $(head -n 2 "$work/cmds.tcp.n" | tr '\n' ' ')"
+	elif [ -z "$why" ] && ! diff -u "$work/cmds.tcp.n" "$log.n" >"$log.diff"; then
+		why="differs from TCP: $(grep -m3 '^[-+][^-+]' "$log.diff" | tr '\n' ' ')"
+	fi
+	verdict "$name" "$why" "$log.diff"
+}
+
+echo "commands over SMB-Direct and TCP" >"$work/cmds.src"
+rm -rf "${ksmbd_share:?}/sd-cmds"
+smbc "$work/cmds.tcp" tcp 10.77.0.1 445 "$(smbc_command_set sd-cmds "$work/cmds.src")"
+smbc_normalise "$work/cmds.tcp" >"$work/cmds.tcp.n"
+echo "# smbclient's command set over TCP, 10.77.0.1:445 ($wall s): $(grep -c 'NT_STATUS' "$work/cmds.tcp.n") NT_STATUS lines, the baseline"
+grep 'NT_STATUS\|not found' "$work/cmds.tcp.n" | head -n 5 | sed 's/^/# tcp: /'
+
 head -c $big /dev/urandom >"$work/big"
 for t in "${transports[@]}"; do
 	small_and_dirs "$t"
+	commands_vs_tcp "$t"
 	big_copy "$t"
 done
 

@@ -962,7 +962,8 @@ static int sd_get_info(struct sd_sock *sd, char __user *optval, int __user *optl
  * cannot read tcpi_rto). What SMB-Direct has an equivalent for is filled
  * in: the state (sk_state follows TCP's), the RTT and the RTO estimated
  * from send completions (struct sd_rtt), the PDU sizes as the MSS, the
- * send credits as the congestion window, sends in flight as unacked,
+ * send credits as the congestion window (in PDUs, as TCP's is in
+ * segments), sends in flight as unacked,
  * bytes and PDUs each way, and what is not yet sent. The rest is 0, as
  * for a TCP connection without that feature. The struct is the kernel's
  * (uapi/linux/tcp.h); a shorter buffer gets its first bytes, as TCP's.
@@ -979,7 +980,6 @@ static int sd_get_tcp_info(struct sd_sock *sd, char __user *optval,
 	rtt_us = sd->rtt.srtt_us;
 	rttvar_us = sd->rtt.rttvar_us;
 	info.tcpi_rto = sd_rtt_rto(&sd->rtt);
-	info.tcpi_ato = 0;
 	if (sd->state == SD_CONNECTED || (sd->state == SD_CLOSED && sd->params.version)) {
 		info.tcpi_snd_mss = sd->params.max_send_size;
 		info.tcpi_rcv_mss = sd->params.max_receive_size;
@@ -990,7 +990,6 @@ static int sd_get_tcp_info(struct sd_sock *sd, char __user *optval,
 		sd_core_get_stats(&sd->core, &st);
 		info.tcpi_unacked = st.sends_in_flight;
 		info.tcpi_snd_cwnd = st.send_credits;
-		info.tcpi_rcv_space = st.receives_posted;
 	}
 	info.tcpi_rtt = rtt_us;
 	info.tcpi_rttvar = rttvar_us;

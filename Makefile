@@ -95,8 +95,11 @@ dkms-source:
 USERSPACE_BUILD := $(BUILD)/userspace/build
 userspace:
 	@mkdir -p $(BUILD)/userspace
-	cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DSD_HOST_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DSD_HOST_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		>$(BUILD)/userspace/configure.log 2>&1 || { cat $(BUILD)/userspace/configure.log; \
+		echo "userspace: cmake could not configure (above: the missing package; make deps installs them)"; \
+		exit 1; }
 	cmake --build $(USERSPACE_BUILD) -j $$(($$(nproc) + 1))
 
 install-userspace: userspace

@@ -105,7 +105,12 @@ namespace
 // snprintf into why, if the caller gave room.
 template <class... Args> void explain(char *why, size_t why_len, const char *fmt, Args... args)
 {
-	if (why && why_len)
+	if (!why || !why_len)
+		return;
+	// A message without arguments is text, never a format (-Wformat-security).
+	if constexpr (sizeof...(Args) == 0)
+		std::snprintf(why, why_len, "%s", fmt);
+	else
 		std::snprintf(why, why_len, fmt, args...);
 }
 

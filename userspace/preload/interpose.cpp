@@ -12,8 +12,11 @@
  *   bind        with SMBDIRECT_LISTEN=1, a TCP stream socket bound to an
  *               SMB port becomes an SMB-Direct socket bound there; listen()
  *               and accept() then work natively
- *   setsockopt  TCP/IP-level options on a replaced fd succeed without effect
+ *   setsockopt  known TCP/IP-level options on a replaced fd succeed without
+ *               effect (option_policy), others keep ENOPROTOOPT
  *   getsockopt  TCP_NODELAY, TCP_CORK, IPV6_V6ONLY read as SMB-Direct behaves
+ *               where the module has no answer; SO_ERROR ends a background
+ *               connect (below)
  *
  * Every SMB-Direct socket made here receives messages of up to 16 MiB
  * (SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, see socket_state.hpp): the peer sends
@@ -26,16 +29,38 @@
  * registered, so dup()ed fds and fds inherited across fork/exec are handled
  * alike.
  *
- * Connect, with fallback allowed (the default). The SMB-Direct attempt runs
- * on a side socket, blocking, bounded by SMBDIRECT_CONNECT_TIMEOUT (5 s, or
- * the program's shorter SO_SNDTIMEO); the program's TCP socket is untouched
- * meanwhile. On success the side socket replaces it (dup3 keeps the fd
- * number, FD_CLOEXEC and O_NONBLOCK are restored) and connect returns 0,
- * which POSIX allows for a non-blocking socket too (Samba's async connect
- * takes it). On failure the TCP connect runs as the program asked (a
- * non-blocking one returns EINPROGRESS as usual). A signal during the attempt
- * leaves the SMB-Direct connect going on the fd: EINTR, or EINPROGRESS for a
- * non-blocking socket, exactly what TCP would show.
+ * Replacing (install): the new socket gets the program's O_NONBLOCK,
+ * FD_CLOEXEC, O_ASYNC with its F_SETOWN_EX owner and F_SETSIG signal, and
+ * the fd's epoll registrations: dup3() would drop them, so they are found in
+ * /proc/self/fdinfo of this process's epoll descriptors (epoll_fdinfo.hpp),
+ * deleted before dup3 and added again after it, same events and data. An
+ * epoll set that only another process holds cannot be seen and is lost (a
+ * debug line says when /proc cannot be read at all).
+ *
+ * Connect, with fallback allowed (the default), blocking program socket:
+ * the SMB-Direct attempt runs on a side socket, blocking, bounded by
+ * SMBDIRECT_CONNECT_TIMEOUT (5 s, or the program's shorter SO_SNDTIMEO); the
+ * program's TCP socket is untouched meanwhile. On success the side socket
+ * replaces it and connect returns 0. On failure the TCP connect runs as the
+ * program asked. A signal during the attempt: the wait goes on when TCP's
+ * connect would have restarted (every caught signal has SA_RESTART, see
+ * after_interrupt), else the SMB-Direct connect stays going on the fd and
+ * the program gets EINTR, exactly what TCP would show.
+ *
+ * Non-blocking program socket (Samba's async_connect, event loops): the
+ * caller is never blocked. The SMB-Direct connect is started non-blocking
+ * and put on the fd at once (EINPROGRESS); the program's TCP socket is kept
+ * aside, the attempt remembered (g_pending, keyed by fd and validated by the
+ * socket's inode). When the program asks for the result, with
+ * getsockopt(SO_ERROR) or a second connect(), a failed attempt puts the TCP
+ * socket back (flags, epoll registrations) and starts its connect; SO_ERROR
+ * then answers for TCP (see fallback_settle_ms), connect as TCP's second
+ * connect would (EALREADY). An immediate failure falls back inside
+ * connect().
+ *
+ * Peers whose attempt failed for want of an RDMA path, by refusal or by
+ * timeout are remembered for SMBDIRECT_NEGATIVE_CACHE seconds (60): their
+ * next connects go to TCP at once.
  *
  * Connect without fallback (SMBDIRECT_NO_FALLBACK=1): the SMB-Direct socket
  * goes on the fd first and the program's connect runs on it natively,

@@ -1060,12 +1060,18 @@ std::optional<PendingConnect> pending_entry(int fd, bool take)
 	return e;
 }
 
-/* The attempt is over for good (connected): the kept TCP socket goes. */
+/*
+ * The attempt is over for good (connected): the kept TCP socket goes, and
+ * the debug output says where the connect ended, as for a blocking one.
+ */
 void pending_done(const Config &cfg, int fd)
 {
 	if (std::optional<PendingConnect> e = pending_entry(fd, true)) {
 		close(e->tcp_fd);
 		negative_forget(cfg, e->target);
+		char where[80];
+		format_endpoint(e->target, where, sizeof(where));
+		debug_line(cfg, "fd %d: connect %s -> SMB-Direct%s", fd, where, shape(cfg));
 	}
 }
 

@@ -21,6 +21,9 @@
  *   SMBDIRECT_INET             1: the replacements are socket(AF_INET[6],
  *                              SOCK_STREAM, IPPROTO_SMBDIRECT), upstream's
  *                              proposed shape, instead of AF_SMBDIRECT
+ *   SMBDIRECT_NEGATIVE_CACHE   seconds a peer without an RDMA path (or
+ *                              refusing or timing out SMB-Direct) goes
+ *                              straight to TCP (60; 0 = no cache)
  * Booleans accept 1/0, yes/no, true/false, on/off (empty = 0).
  */
 #ifndef SMBDIRECT_PRELOAD_CONFIG_HPP
@@ -40,11 +43,15 @@ inline constexpr const char *env_no_fallback = "SMBDIRECT_NO_FALLBACK";
 inline constexpr const char *env_debug = "SMBDIRECT_DEBUG";
 inline constexpr const char *env_connect_timeout = "SMBDIRECT_CONNECT_TIMEOUT";
 inline constexpr const char *env_inet = "SMBDIRECT_INET";
+inline constexpr const char *env_negative_cache = "SMBDIRECT_NEGATIVE_CACHE";
 
 inline constexpr std::string_view default_ports = "445,5445";
 inline constexpr unsigned default_connect_timeout_ms = 5000;
 /* An hour: beyond that a "bound" bounds nothing. */
 inline constexpr unsigned max_connect_timeout_ms = 3600 * 1000;
+inline constexpr unsigned default_negative_cache_s = 60;
+/* A day: a route that appears later is tried again at least that often. */
+inline constexpr unsigned max_negative_cache_s = 86400;
 
 struct PortRange {
 	uint16_t first = 0;
@@ -187,6 +194,7 @@ struct Config {
 	bool debug = false;
 	bool inet = false;
 	unsigned connect_timeout_ms = default_connect_timeout_ms;
+	unsigned negative_cache_s = default_negative_cache_s; /* 0: off */
 	/*
 	 * The first problem found. A preload cannot stop the program it
 	 * runs in, so a bad configuration leaves every socket alone (and
@@ -253,6 +261,13 @@ template <class Lookup> [[nodiscard]] Config parse_config(Lookup &&lookup)
 			fail(env_connect_timeout, t.error);
 		else
 			c.connect_timeout_ms = static_cast<unsigned>(t.value);
+	}
+	if (const char *v = lookup(env_negative_cache)) {
+		UnsignedResult t = parse_unsigned(v, max_negative_cache_s);
+		if (t.error)
+			fail(env_negative_cache, t.error);
+		else
+			c.negative_cache_s = static_cast<unsigned>(t.value);
 	}
 	return c;
 }

@@ -354,11 +354,6 @@ FailurePlan after_bind_failure(const Config &cfg, int err)
 	return {Recovery::fail, err};
 }
 
-bool ignored_setsockopt_level(int level)
-{
-	return level == IPPROTO_TCP || level == IPPROTO_IP || level == IPPROTO_IPV6;
-}
-
 std::optional<int> emulated_getsockopt(int level, int name)
 {
 	if (level == IPPROTO_TCP && name == TCP_NODELAY)
@@ -370,35 +365,165 @@ std::optional<int> emulated_getsockopt(int level, int name)
 	return std::nullopt;
 }
 
+namespace {
+
+#ifndef IP_BIND_ADDRESS_NO_PORT
+#define IP_BIND_ADDRESS_NO_PORT 24
+#endif
+
+struct KnownOption {
+	int level;
+	int name;
+	const char *text;
+	bool accepted;
+};
+
+/*
+ * Accepted without effect, and why that is honest:
+ *   TCP_NODELAY, TCP_CORK      every message is sent at once, nothing is
+ *                              coalesced (the module answers these itself)
+ *   TCP_QUICKACK               RDMA acknowledges in the NIC, nothing delayed
+ *   TCP_KEEPIDLE/INTVL/CNT     SMB-Direct has its own keepalive (SO_KEEPALIVE,
+ *                              SMBDIRECT_OPT_KEEPALIVE_INTERVAL)
+ *   TCP_USER_TIMEOUT           the RDMA transport's retries bound unacknowledged
+ *                              data; a dead peer still ends the connection
+ *   TCP_SYNCNT                 connection setup is rdma_cm's, bounded by
+ *                              --connect-timeout
+ *   TCP_LINGER2                there is no FIN_WAIT2
+ *   TCP_MAXSEG, TCP_WINDOW_CLAMP
+ *                              no segments, no window: the PDU sizes and the
+ *                              credits are negotiated by SMB-Direct
+ *   TCP_CONGESTION             no congestion control to choose (the fabric's)
+ *   TCP_NOTSENT_LOWAT          a hint about buffering; writability is credits
+ *   TCP_DEFER_ACCEPT           accept() already returns only negotiated
+ *                              connections
+ *   TCP_FASTOPEN               a listener's queue for SYN data that never comes
+ *   IP_TOS, IPV6_TCLASS        the traffic class is the RDMA device's (Samba's
+ *                              "socket options" set them)
+ *   IP_TTL, IPV6_UNICAST_HOPS  the hop limit under RoCEv2/iWARP is the device's
+ *   IP_MTU_DISCOVER, IPV6_MTU_DISCOVER
+ *                              the path MTU is the RDMA device's
+ *   IP_RECVERR, IPV6_RECVERR   no ICMP error is ever queued: MSG_ERRQUEUE
+ *                              stays empty, as on a path without errors
+ *   IP_BIND_ADDRESS_NO_PORT    the port is chosen at connect anyway
+ * Named but refused (ENOPROTOOPT): accepting them would promise what
+ * SMB-Direct cannot do, and the programs that set them have a way without:
+ *   TCP_ULP (kTLS: the program keeps TLS in user space), TCP_MD5SIG
+ *   (authentication), TCP_REPAIR (checkpointing), TCP_INQ (a control
+ *   message per read), TCP_FASTOPEN_CONNECT, IPV6_V6ONLY on an AF_SMBDIRECT
+ *   socket (no such option: it is dual stack, and reads 0)
+ */
+constexpr KnownOption known_options[] = {
+	{IPPROTO_TCP, TCP_NODELAY, "IPPROTO_TCP TCP_NODELAY", true},
+	{IPPROTO_TCP, TCP_CORK, "IPPROTO_TCP TCP_CORK", true},
+	{IPPROTO_TCP, TCP_QUICKACK, "IPPROTO_TCP TCP_QUICKACK", true},
+	{IPPROTO_TCP, TCP_KEEPIDLE, "IPPROTO_TCP TCP_KEEPIDLE", true},
+	{IPPROTO_TCP, TCP_KEEPINTVL, "IPPROTO_TCP TCP_KEEPINTVL", true},
+	{IPPROTO_TCP, TCP_KEEPCNT, "IPPROTO_TCP TCP_KEEPCNT", true},
+	{IPPROTO_TCP, TCP_USER_TIMEOUT, "IPPROTO_TCP TCP_USER_TIMEOUT", true},
+	{IPPROTO_TCP, TCP_SYNCNT, "IPPROTO_TCP TCP_SYNCNT", true},
+	{IPPROTO_TCP, TCP_LINGER2, "IPPROTO_TCP TCP_LINGER2", true},
+	{IPPROTO_TCP, TCP_MAXSEG, "IPPROTO_TCP TCP_MAXSEG", true},
+	{IPPROTO_TCP, TCP_WINDOW_CLAMP, "IPPROTO_TCP TCP_WINDOW_CLAMP", true},
+	{IPPROTO_TCP, TCP_CONGESTION, "IPPROTO_TCP TCP_CONGESTION", true},
+	{IPPROTO_TCP, TCP_NOTSENT_LOWAT, "IPPROTO_TCP TCP_NOTSENT_LOWAT", true},
+	{IPPROTO_TCP, TCP_DEFER_ACCEPT, "IPPROTO_TCP TCP_DEFER_ACCEPT", true},
+	{IPPROTO_TCP, TCP_FASTOPEN, "IPPROTO_TCP TCP_FASTOPEN", true},
+	{IPPROTO_IP, IP_TOS, "IPPROTO_IP IP_TOS", true},
+	{IPPROTO_IP, IP_TTL, "IPPROTO_IP IP_TTL", true},
+	{IPPROTO_IP, IP_MTU_DISCOVER, "IPPROTO_IP IP_MTU_DISCOVER", true},
+	{IPPROTO_IP, IP_RECVERR, "IPPROTO_IP IP_RECVERR", true},
+	{IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, "IPPROTO_IP IP_BIND_ADDRESS_NO_PORT", true},
+	{IPPROTO_IPV6, IPV6_TCLASS, "IPPROTO_IPV6 IPV6_TCLASS", true},
+	{IPPROTO_IPV6, IPV6_UNICAST_HOPS, "IPPROTO_IPV6 IPV6_UNICAST_HOPS", true},
+	{IPPROTO_IPV6, IPV6_MTU_DISCOVER, "IPPROTO_IPV6 IPV6_MTU_DISCOVER", true},
+	{IPPROTO_IPV6, IPV6_RECVERR, "IPPROTO_IPV6 IPV6_RECVERR", true},
+	{IPPROTO_TCP, TCP_ULP, "IPPROTO_TCP TCP_ULP", false},
+	{IPPROTO_TCP, TCP_MD5SIG, "IPPROTO_TCP TCP_MD5SIG", false},
+	{IPPROTO_TCP, TCP_REPAIR, "IPPROTO_TCP TCP_REPAIR", false},
+	{IPPROTO_TCP, TCP_INQ, "IPPROTO_TCP TCP_INQ", false},
+	{IPPROTO_TCP, TCP_FASTOPEN_CONNECT, "IPPROTO_TCP TCP_FASTOPEN_CONNECT", false},
+	{IPPROTO_TCP, TCP_INFO, "IPPROTO_TCP TCP_INFO", false},
+	{IPPROTO_IPV6, IPV6_V6ONLY, "IPPROTO_IPV6 IPV6_V6ONLY", false},
+};
+
+} // namespace
+
+OptionPolicy option_policy(int level, int name)
+{
+	for (const KnownOption &k : known_options)
+		if (k.level == level && k.name == name)
+			return {k.accepted, k.text};
+	return {};
+}
+
 void format_option(int level, int name, char *buf, std::size_t len)
 {
-	struct Named {
-		int level;
-		int name;
-		const char *text;
-	};
-	static constexpr Named names[] = {
-		{IPPROTO_TCP, TCP_NODELAY, "IPPROTO_TCP TCP_NODELAY"},
-		{IPPROTO_TCP, TCP_CORK, "IPPROTO_TCP TCP_CORK"},
-		{IPPROTO_TCP, TCP_KEEPIDLE, "IPPROTO_TCP TCP_KEEPIDLE"},
-		{IPPROTO_TCP, TCP_KEEPINTVL, "IPPROTO_TCP TCP_KEEPINTVL"},
-		{IPPROTO_TCP, TCP_KEEPCNT, "IPPROTO_TCP TCP_KEEPCNT"},
-		{IPPROTO_TCP, TCP_QUICKACK, "IPPROTO_TCP TCP_QUICKACK"},
-		{IPPROTO_TCP, TCP_USER_TIMEOUT, "IPPROTO_TCP TCP_USER_TIMEOUT"},
-		{IPPROTO_TCP, TCP_MAXSEG, "IPPROTO_TCP TCP_MAXSEG"},
-		{IPPROTO_IP, IP_TOS, "IPPROTO_IP IP_TOS"},
-		{IPPROTO_IPV6, IPV6_TCLASS, "IPPROTO_IPV6 IPV6_TCLASS"},
-		{IPPROTO_IPV6, IPV6_V6ONLY, "IPPROTO_IPV6 IPV6_V6ONLY"},
-	};
 	if (!len)
 		return;
-	for (const Named &n : names) {
-		if (n.level == level && n.name == name) {
-			std::snprintf(buf, len, "%s", n.text);
-			return;
-		}
+	OptionPolicy p = option_policy(level, name);
+	if (p.name)
+		std::snprintf(buf, len, "%s", p.name);
+	else
+		std::snprintf(buf, len, "level %d option %d", level, name);
+}
+
+bool every_handler_restarts(const HandlerInfo *handlers, std::size_t n)
+{
+	for (std::size_t i = 0; i < n; i++)
+		if (handlers[i].catches && !handlers[i].restart)
+			return false;
+	return true;
+}
+
+InterruptPlan after_interrupt(bool every_restarts, bool program_sndtimeo,
+			      unsigned long remaining_ms)
+{
+	/* TCP's own connect, bounded by the program's SO_SNDTIMEO, says EINTR. */
+	if (program_sndtimeo || !every_restarts)
+		return {Interrupted::report, 0};
+	if (!remaining_ms)
+		return {Interrupted::out_of_time, 0};
+	return {Interrupted::keep_waiting, remaining_ms};
+}
+
+ConnectMode connect_mode(const Config &cfg, bool program_nonblocking)
+{
+	if (!cfg.fallback)
+		return ConnectMode::native;
+	return program_nonblocking ? ConnectMode::background : ConnectMode::bounded;
+}
+
+AttemptState attempt_state(int so_error, bool connected, bool hangup)
+{
+	if (so_error)
+		return AttemptState::failed;
+	if (connected)
+		return AttemptState::connected;
+	return hangup ? AttemptState::failed : AttemptState::in_progress;
+}
+
+Again connect_again(int err)
+{
+	switch (err) {
+	case 0:
+	case EISCONN:
+		return Again::pass_done;
+	case EALREADY:
+	case EINPROGRESS:
+	case EINTR:
+	case EAGAIN:
+		return Again::pass_keep;
+	/* The caller's own mistakes: TCP would say the same. */
+	case EBADF:
+	case EFAULT:
+	case ENOTSOCK:
+	case EINVAL:
+	case EAFNOSUPPORT:
+		return Again::pass_keep;
+	default:
+		return Again::fallback;
 	}
-	std::snprintf(buf, len, "level %d option %d", level, name);
 }
 
 } // namespace sd::preload

@@ -11,7 +11,11 @@
  *                                  anyway (EINTR), or fail
  *   after_bind_failure             the same for a listener
  *   emulated_getsockopt /          TCP- and IP-level options on a replaced
- *   ignored_setsockopt_level       socket: answered or accepted without effect
+ *   option_policy                  socket: answered or accepted without effect
+ *   after_interrupt                a signal during the bounded attempt: wait
+ *                                  on (SA_RESTART) or EINTR, as TCP
+ *   connect_mode, attempt_state,   the non-blocking connect whose attempt
+ *   connect_again                  runs in the background
  */
 #ifndef SMBDIRECT_PRELOAD_DECISION_HPP
 #define SMBDIRECT_PRELOAD_DECISION_HPP
@@ -135,21 +139,108 @@ struct FailurePlan {
 [[nodiscard]] FailurePlan after_bind_failure(const Config &cfg, int err);
 
 /*
- * The kernel module answers ENOPROTOOPT for every level other than
- * SOL_SOCKET and SOL_SMBDIRECT. Programs written for TCP set TCP/IP-level
- * options (TCP_NODELAY, TCP_KEEPIDLE, IP_TOS, IPV6_TCLASS, ...) and stop on
- * an error, so those are accepted without effect on a replaced socket.
+ * A TCP-, IP- or IPv6-level option the module answered ENOPROTOOPT for, on
+ * a replaced socket (the module answers SOL_SOCKET, SOL_SMBDIRECT, the
+ * TCP options it emulates itself, TCP_NODELAY, TCP_CORK, TCP_QUICKACK,
+ * TCP_KEEP*, and IPV6_V6ONLY of its inet entry point: a real answer is
+ * never overridden). Programs written for TCP set some of these and stop
+ * on an error, so a known list is accepted without effect, each for a
+ * reason (decision.cpp); everything else, options whose effect a program
+ * relies on (TCP_ULP for kTLS, TCP_MD5SIG, TCP_REPAIR, TCP_INQ, ...), keeps
+ * the kernel's ENOPROTOOPT.
  */
-[[nodiscard]] bool ignored_setsockopt_level(int level);
+struct OptionPolicy {
+	bool accepted = false; /* succeed without effect */
+	const char *name = nullptr; /* "IPPROTO_TCP TCP_NODELAY"; nullptr: unknown */
+};
+[[nodiscard]] OptionPolicy option_policy(int level, int name);
 /*
  * The few TCP/IP-level options a program may read back, answered as
- * SMB-Direct behaves: TCP_NODELAY 1 (every message is sent at once),
- * TCP_CORK 0, IPV6_V6ONLY 0 (a listener on :: takes IPv4 too). nullopt:
- * let ENOPROTOOPT through.
+ * SMB-Direct behaves when the module has no answer: TCP_NODELAY 1 (every
+ * message is sent at once), TCP_CORK 0, IPV6_V6ONLY 0 (an AF_SMBDIRECT
+ * listener on :: takes IPv4 too; the inet entry point answers itself, with
+ * the value set). nullopt: let ENOPROTOOPT through.
  */
 [[nodiscard]] std::optional<int> emulated_getsockopt(int level, int name);
 /* "IPPROTO_TCP TCP_NODELAY", "level 6 option 99": for debug lines. */
 void format_option(int level, int name, char *buf, std::size_t len);
+
+/*
+ * A signal interrupted the bounded blocking SMB-Direct attempt. Linux
+ * returns EINTR from a connect bounded by SO_SNDTIMEO even for an
+ * SA_RESTART handler (sock_intr_errno), where TCP's unbounded blocking
+ * connect restarts: so the preload looks at the handlers (sigaction) and
+ * keeps waiting, for the time left, when the signal was one that TCP's
+ * connect would have restarted after. The signal number is not known, so
+ * "every caught signal has SA_RESTART" stands for "this one had": a
+ * signal without a handler (SIGSTOP/SIGCONT, a ptrace stop) restarts too.
+ */
+struct HandlerInfo {
+	bool catches = false; /* a function is installed (not SIG_DFL/SIG_IGN) */
+	bool restart = false; /* SA_RESTART */
+};
+[[nodiscard]] bool every_handler_restarts(const HandlerInfo *handlers, std::size_t n);
+
+enum class Interrupted {
+	keep_waiting, /* connect again on the side socket, bounded by wait_ms */
+	report, /* as TCP: EINTR, the connect going on on the fd */
+	out_of_time, /* the bound ran out meanwhile: a timeout (fallback) */
+};
+struct InterruptPlan {
+	Interrupted what = Interrupted::report;
+	unsigned long wait_ms = 0;
+};
+/*
+ * program_sndtimeo: the program set SO_SNDTIMEO on its blocking socket, so
+ * TCP would have returned EINTR itself.
+ */
+[[nodiscard]] InterruptPlan after_interrupt(bool every_restarts, bool program_sndtimeo,
+					    unsigned long remaining_ms);
+
+/*
+ * How a connect to an SMB port goes, by the program socket's blocking mode:
+ *   native       no fallback: the SMB-Direct socket goes on the fd and the
+ *                program's connect runs on it, blocking or not
+ *   bounded      a blocking socket: a blocking attempt on a side socket,
+ *                bounded by --connect-timeout, then TCP
+ *   background   a non-blocking socket: the attempt is started without
+ *                blocking, on the fd at once (EINPROGRESS); the program's
+ *                TCP socket is kept aside to fall back on when the program
+ *                asks for the result (SO_ERROR, connect again)
+ */
+enum class ConnectMode {
+	native,
+	bounded,
+	background
+};
+[[nodiscard]] ConnectMode connect_mode(const Config &cfg, bool program_nonblocking);
+
+/* A background attempt, when the program asks for its result. */
+enum class AttemptState {
+	in_progress,
+	connected,
+	failed
+};
+/*
+ * so_error: SO_ERROR just read (and cleared); connected: getpeername
+ * works; hangup: poll shows POLLHUP or POLLERR (the error was read
+ * already, by an earlier SO_ERROR).
+ */
+[[nodiscard]] AttemptState attempt_state(int so_error, bool connected, bool hangup);
+
+/*
+ * The program called connect() again on the fd of a background attempt;
+ * err is what the SMB-Direct socket answered (0 for success). What TCP's
+ * second connect says in each state: EALREADY while under way (kept),
+ * EISCONN or 0 once connected (done), the attempt's error once failed
+ * (which falls back instead).
+ */
+enum class Again {
+	pass_keep,
+	pass_done,
+	fallback
+};
+[[nodiscard]] Again connect_again(int err);
 
 } // namespace sd::preload
 

@@ -23,7 +23,7 @@ bool is_bound(const std::optional<Endpoint> &local)
 	return local && (local->port != 0 || !local->is_wildcard());
 }
 
-Carry carry_over(const SocketState &program, const SocketState &fresh)
+Carry carry_over(const SocketState &program, const SocketState &fresh, bool inet6)
 {
 	Carry c;
 
@@ -41,9 +41,24 @@ Carry carry_over(const SocketState &program, const SocketState &fresh)
 	if (program.linger.l_onoff != fresh.linger.l_onoff ||
 	    program.linger.l_linger != fresh.linger.l_linger)
 		c.linger = program.linger;
+	/*
+	 * SOL_SOCKET options the generic socket layer keeps for our family
+	 * too: what the program changed goes along.
+	 */
+	if (program.priority != fresh.priority)
+		c.priority = program.priority;
+	if (program.rcvlowat != fresh.rcvlowat)
+		c.rcvlowat = program.rcvlowat;
+	if (program.reuseaddr != fresh.reuseaddr)
+		c.reuseaddr = program.reuseaddr ? 1 : 0;
+	if (program.mark != fresh.mark)
+		c.mark = program.mark;
 	if (is_bound(program.local))
 		c.bind = unmap_v4(*program.local);
-	c.v6only_lost = program.v6only != 0;
+	if (program.v6only && inet6)
+		c.v6only = 1;
+	else
+		c.v6only_lost = program.v6only != 0;
 	return c;
 }
 

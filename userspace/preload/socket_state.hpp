@@ -25,32 +25,58 @@ namespace sd::preload {
 
 struct SocketState {
 	int keepalive = 0;
-	int rcvbuf = 0;		/* as getsockopt reads it: twice what was set */
+	int rcvbuf = 0; /* as getsockopt reads it: twice what was set */
 	int sndbuf = 0;
 	struct timeval rcvtimeo = {};
 	struct timeval sndtimeo = {};
 	struct linger linger = {};
-	bool nonblocking = false;	/* O_NONBLOCK of the open file */
-	bool cloexec = false;		/* FD_CLOEXEC of the descriptor */
-	int v6only = 0;			/* IPV6_V6ONLY of an AF_INET6 socket */
-	std::optional<Endpoint> local;	/* getsockname */
+	int priority = 0; /* SO_PRIORITY */
+	int rcvlowat = 1; /* SO_RCVLOWAT */
+	int reuseaddr = 0; /* SO_REUSEADDR */
+	int mark = 0; /* SO_MARK */
+	bool nonblocking = false; /* O_NONBLOCK of the open file */
+	/* O_ASYNC and its F_SETOWN_EX owner / F_SETSIG signal (the open file's) */
+	bool async = false;
+	int owner_type = 0; /* F_OWNER_TID/PID/PGRP */
+	int owner_pid = 0; /* 0: none */
+	int signal = 0; /* F_GETSIG; 0: SIGIO */
+	bool cloexec = false; /* FD_CLOEXEC of the descriptor */
+	int v6only = 0; /* IPV6_V6ONLY of an AF_INET6 socket */
+	std::optional<Endpoint> local; /* getsockname */
 };
 
 struct Carry {
 	std::optional<int> keepalive;
-	std::optional<int> rcvbuf;	/* the value to pass to setsockopt */
+	std::optional<int> rcvbuf; /* the value to pass to setsockopt */
 	std::optional<int> sndbuf;
 	std::optional<struct timeval> rcvtimeo;
 	std::optional<struct timeval> sndtimeo;
 	std::optional<struct linger> linger;
+	std::optional<int> priority;
+	std::optional<int> rcvlowat;
+	std::optional<int> reuseaddr;
+	std::optional<int> mark;
 	/* The program bound an address or a port: bind the SMB-Direct socket. */
 	std::optional<Endpoint> bind;
-	/* The program asked for IPV6_V6ONLY, which SMB-Direct cannot give. */
+	/*
+	 * IPV6_V6ONLY for an AF_INET6 replacement through the inet entry point
+	 * (SMBDIRECT_INET), which has it (set before bind, as TCP).
+	 */
+	std::optional<int> v6only;
+	/*
+	 * The program asked for IPV6_V6ONLY, which an AF_SMBDIRECT socket
+	 * cannot give (it is dual stack): worth a debug line.
+	 */
 	bool v6only_lost = false;
 };
 
-/* program: the socket being replaced; fresh: a new TCP socket's defaults. */
-[[nodiscard]] Carry carry_over(const SocketState &program, const SocketState &fresh);
+/*
+ * program: the socket being replaced; fresh: a new TCP socket's defaults;
+ * inet6: the replacement is an AF_INET6 IPPROTO_SMBDIRECT socket (which
+ * keeps IPV6_V6ONLY), not an AF_SMBDIRECT one.
+ */
+[[nodiscard]] Carry carry_over(const SocketState &program, const SocketState &fresh,
+			       bool inet6 = false);
 
 /* Set when the program bound the socket (a non-wildcard address or a port). */
 [[nodiscard]] bool is_bound(const std::optional<Endpoint> &local);

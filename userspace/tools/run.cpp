@@ -74,7 +74,8 @@ void help()
 		     "\n"
 		     "Environment: SMBDIRECT_PORTS, SMBDIRECT_LISTEN, SMBDIRECT_NO_FALLBACK,\n"
 		     "SMBDIRECT_DEBUG, SMBDIRECT_CONNECT_TIMEOUT, SMBDIRECT_INET (options\n"
-		     "override them), "
+		     "override them), SMBDIRECT_NEGATIVE_CACHE (seconds a peer without an\n"
+		     "RDMA path goes straight to TCP, 60; 0 off),\n"
 		     "SMBDIRECT_PRELOAD (the preload to use). See smbdirect-run(8).\n");
 }
 

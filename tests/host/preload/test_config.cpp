@@ -118,6 +118,7 @@ TEST(PreloadConfig, DefaultsWithEmptyEnvironment)
 	EXPECT_TRUE(c.fallback);
 	EXPECT_FALSE(c.debug);
 	EXPECT_EQ(c.connect_timeout_ms, default_connect_timeout_ms);
+	EXPECT_EQ(c.negative_cache_s, 60u);
 	EXPECT_TRUE(c.ports.contains(445));
 	EXPECT_TRUE(c.ports.contains(5445));
 	EXPECT_EQ(c.ports.count, 2u);
@@ -141,6 +142,15 @@ TEST(PreloadConfig, EveryVariable)
 	EXPECT_FALSE(c.ports.contains(445));
 }
 
+TEST(PreloadConfig, NegativeCacheSeconds)
+{
+	EXPECT_EQ(parse_config(FakeEnv{{{"SMBDIRECT_NEGATIVE_CACHE", "0"}}}).negative_cache_s, 0u);
+	EXPECT_EQ(parse_config(FakeEnv{{{"SMBDIRECT_NEGATIVE_CACHE", "5"}}}).negative_cache_s, 5u);
+	Config c = parse_config(FakeEnv{{{"SMBDIRECT_NEGATIVE_CACHE", "86400"}}});
+	EXPECT_TRUE(c.enabled());
+	EXPECT_EQ(c.negative_cache_s, 86400u);
+}
+
 TEST(PreloadConfig, ExplicitNoes)
 {
 	Config c = parse_config(FakeEnv{{{"SMBDIRECT_LISTEN", "0"},
@@ -159,11 +169,13 @@ TEST(PreloadConfig, BadValueDisablesAndNamesTheVariable)
 		const char *variable;
 		const char *value;
 	};
-	for (Case k : {Case{"SMBDIRECT_PORTS", "445,x"}, Case{"SMBDIRECT_LISTEN", "maybe"},
-		       Case{"SMBDIRECT_NO_FALLBACK", "2"}, Case{"SMBDIRECT_INET", "257"},
-		       Case{"SMBDIRECT_CONNECT_TIMEOUT", "0"},
-		       Case{"SMBDIRECT_CONNECT_TIMEOUT", "5s"},
-		       Case{"SMBDIRECT_CONNECT_TIMEOUT", "3600001"}}) {
+	for (Case k :
+	     {Case{"SMBDIRECT_PORTS", "445,x"}, Case{"SMBDIRECT_LISTEN", "maybe"},
+	      Case{"SMBDIRECT_NO_FALLBACK", "2"}, Case{"SMBDIRECT_INET", "257"},
+	      Case{"SMBDIRECT_CONNECT_TIMEOUT", "0"}, Case{"SMBDIRECT_CONNECT_TIMEOUT", "5s"},
+	      Case{"SMBDIRECT_CONNECT_TIMEOUT", "3600001"}, Case{"SMBDIRECT_NEGATIVE_CACHE", ""},
+	      Case{"SMBDIRECT_NEGATIVE_CACHE", "-1"}, Case{"SMBDIRECT_NEGATIVE_CACHE", "60s"},
+	      Case{"SMBDIRECT_NEGATIVE_CACHE", "86401"}}) {
 		Config c = parse_config(FakeEnv{{{k.variable, k.value}}});
 		EXPECT_FALSE(c.enabled()) << k.variable << "=" << k.value;
 		ASSERT_NE(c.error_variable, nullptr);

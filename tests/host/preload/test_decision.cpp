@@ -346,14 +346,103 @@ TEST(PreloadFailure, ErrorClassesForTheDebugLine)
 	EXPECT_STREQ(stage_name(Stage::connect), "connect");
 }
 
-TEST(PreloadOptions, TcpAndIpLevelsAreAcceptedWithoutEffect)
+TEST(PreloadOptions, KnownTcpAndIpOptionsAreAcceptedWithoutEffect)
 {
-	EXPECT_TRUE(ignored_setsockopt_level(IPPROTO_TCP));
-	EXPECT_TRUE(ignored_setsockopt_level(IPPROTO_IP));
-	EXPECT_TRUE(ignored_setsockopt_level(IPPROTO_IPV6));
-	EXPECT_FALSE(ignored_setsockopt_level(SOL_SOCKET));
-	EXPECT_FALSE(ignored_setsockopt_level(SOL_SMBDIRECT));
-	EXPECT_FALSE(ignored_setsockopt_level(IPPROTO_UDP));
+	for (int name :
+	     {TCP_NODELAY, TCP_CORK, TCP_QUICKACK, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT,
+	      TCP_USER_TIMEOUT, TCP_SYNCNT, TCP_LINGER2, TCP_MAXSEG, TCP_WINDOW_CLAMP,
+	      TCP_CONGESTION, TCP_NOTSENT_LOWAT, TCP_DEFER_ACCEPT, TCP_FASTOPEN}) {
+		OptionPolicy p = option_policy(IPPROTO_TCP, name);
+		EXPECT_TRUE(p.accepted) << name;
+		EXPECT_NE(p.name, nullptr) << name;
+	}
+	for (int name : {IP_TOS, IP_TTL, IP_MTU_DISCOVER, IP_RECVERR})
+		EXPECT_TRUE(option_policy(IPPROTO_IP, name).accepted) << name;
+	for (int name : {IPV6_TCLASS, IPV6_UNICAST_HOPS, IPV6_MTU_DISCOVER, IPV6_RECVERR})
+		EXPECT_TRUE(option_policy(IPPROTO_IPV6, name).accepted) << name;
+}
+
+TEST(PreloadOptions, EverythingElseKeepsEnoprotoopt)
+{
+	/* Named, refused: their effect is what the program relies on. */
+	for (int name :
+	     {TCP_ULP, TCP_MD5SIG, TCP_REPAIR, TCP_INQ, TCP_FASTOPEN_CONNECT, TCP_INFO}) {
+		OptionPolicy p = option_policy(IPPROTO_TCP, name);
+		EXPECT_FALSE(p.accepted) << name;
+		EXPECT_NE(p.name, nullptr) << name;
+	}
+	EXPECT_FALSE(option_policy(IPPROTO_IPV6, IPV6_V6ONLY).accepted);
+	/* Unknown ones, and the right names at the wrong level. */
+	EXPECT_FALSE(option_policy(IPPROTO_TCP, 9999).accepted);
+	EXPECT_EQ(option_policy(IPPROTO_TCP, 9999).name, nullptr);
+	EXPECT_FALSE(option_policy(IPPROTO_IP, IP_TRANSPARENT).accepted);
+	EXPECT_FALSE(option_policy(IPPROTO_IP, IP_ADD_MEMBERSHIP).accepted);
+	EXPECT_FALSE(option_policy(IPPROTO_IP, TCP_MAXSEG + 1000).accepted);
+	EXPECT_FALSE(option_policy(IPPROTO_IPV6, IP_TOS).accepted);
+	EXPECT_FALSE(option_policy(SOL_SOCKET, SO_KEEPALIVE).accepted);
+	EXPECT_FALSE(option_policy(IPPROTO_UDP, TCP_NODELAY).accepted);
+}
+
+TEST(PreloadInterrupt, EveryCaughtSignalMustRestart)
+{
+	HandlerInfo none[3] = {};
+	EXPECT_TRUE(every_handler_restarts(none, 3)); /* SIGSTOP/SIGCONT: no handler */
+	EXPECT_TRUE(every_handler_restarts(nullptr, 0));
+	HandlerInfo restarting[2] = {{true, true}, {false, false}};
+	EXPECT_TRUE(every_handler_restarts(restarting, 2));
+	HandlerInfo one_not[3] = {{true, true}, {true, false}, {false, false}};
+	EXPECT_FALSE(every_handler_restarts(one_not, 3));
+	/* SA_RESTART on SIG_IGN/SIG_DFL means nothing. */
+	HandlerInfo ignored[1] = {{false, true}};
+	EXPECT_TRUE(every_handler_restarts(ignored, 1));
+}
+
+TEST(PreloadInterrupt, WaitOnAsTcpWould)
+{
+	InterruptPlan p = after_interrupt(true, false, 1234);
+	EXPECT_EQ(p.what, Interrupted::keep_waiting);
+	EXPECT_EQ(p.wait_ms, 1234u);
+	/* A handler without SA_RESTART: EINTR, as TCP's connect. */
+	EXPECT_EQ(after_interrupt(false, false, 1234).what, Interrupted::report);
+	/* The program's own SO_SNDTIMEO: TCP says EINTR even under SA_RESTART. */
+	EXPECT_EQ(after_interrupt(true, true, 1234).what, Interrupted::report);
+	/* Nothing left of the bound: a timeout, which falls back. */
+	EXPECT_EQ(after_interrupt(true, false, 0).what, Interrupted::out_of_time);
+	EXPECT_EQ(after_interrupt(false, false, 0).what, Interrupted::report);
+}
+
+TEST(PreloadBackground, ModeFollowsBlockingAndFallback)
+{
+	Config c = defaults();
+	EXPECT_EQ(connect_mode(c, false), ConnectMode::bounded);
+	EXPECT_EQ(connect_mode(c, true), ConnectMode::background);
+	c.fallback = false;
+	EXPECT_EQ(connect_mode(c, false), ConnectMode::native);
+	EXPECT_EQ(connect_mode(c, true), ConnectMode::native);
+}
+
+TEST(PreloadBackground, AttemptState)
+{
+	EXPECT_EQ(attempt_state(0, false, false), AttemptState::in_progress);
+	EXPECT_EQ(attempt_state(0, true, false), AttemptState::connected);
+	/* Connected, then closed by the peer: still a connection that was made. */
+	EXPECT_EQ(attempt_state(0, true, true), AttemptState::connected);
+	EXPECT_EQ(attempt_state(ECONNREFUSED, false, true), AttemptState::failed);
+	EXPECT_EQ(attempt_state(ENODEV, false, false), AttemptState::failed);
+	/* The error was read by an earlier SO_ERROR: the hangup tells. */
+	EXPECT_EQ(attempt_state(0, false, true), AttemptState::failed);
+}
+
+TEST(PreloadBackground, ConnectAgain)
+{
+	EXPECT_EQ(connect_again(EALREADY), Again::pass_keep);
+	EXPECT_EQ(connect_again(EINPROGRESS), Again::pass_keep);
+	EXPECT_EQ(connect_again(EINTR), Again::pass_keep);
+	EXPECT_EQ(connect_again(0), Again::pass_done);
+	EXPECT_EQ(connect_again(EISCONN), Again::pass_done);
+	for (int err : {ENODEV, ECONNREFUSED, ETIMEDOUT, ECONNABORTED, EHOSTUNREACH, EPROTO})
+		EXPECT_EQ(connect_again(err), Again::fallback) << err;
+	EXPECT_EQ(connect_again(EFAULT), Again::pass_keep);
 }
 
 TEST(PreloadOptions, ReadBackAsSmbDirectBehaves)

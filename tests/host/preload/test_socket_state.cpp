@@ -127,6 +127,38 @@ TEST(PreloadState, V6OnlyIsReportedLost)
 	SocketState p = fresh_tcp();
 	p.v6only = 1;
 	EXPECT_TRUE(carry_over(p, fresh_tcp()).v6only_lost);
+	EXPECT_FALSE(carry_over(p, fresh_tcp()).v6only);
+}
+
+TEST(PreloadState, V6OnlyIsCarriedToAnInet6Replacement)
+{
+	SocketState p = fresh_tcp();
+	p.v6only = 1;
+	Carry c = carry_over(p, fresh_tcp(), true);
+	ASSERT_TRUE(c.v6only);
+	EXPECT_EQ(*c.v6only, 1);
+	EXPECT_FALSE(c.v6only_lost);
+	/* Not set: nothing to set (the default is the sysctl's, as for TCP). */
+	EXPECT_FALSE(carry_over(fresh_tcp(), fresh_tcp(), true).v6only);
+}
+
+TEST(PreloadState, MoreSolSocketOptionsAreCarried)
+{
+	SocketState p = fresh_tcp();
+	EXPECT_FALSE(carry_over(p, fresh_tcp()).priority);
+	EXPECT_FALSE(carry_over(p, fresh_tcp()).rcvlowat);
+	EXPECT_FALSE(carry_over(p, fresh_tcp()).reuseaddr);
+	EXPECT_FALSE(carry_over(p, fresh_tcp()).mark);
+	p.priority = 4;
+	p.rcvlowat = 512;
+	p.reuseaddr = 1;
+	p.mark = 0x77;
+	Carry c = carry_over(p, fresh_tcp());
+	ASSERT_TRUE(c.priority && c.rcvlowat && c.reuseaddr && c.mark);
+	EXPECT_EQ(*c.priority, 4);
+	EXPECT_EQ(*c.rcvlowat, 512);
+	EXPECT_EQ(*c.reuseaddr, 1);
+	EXPECT_EQ(*c.mark, 0x77);
 }
 
 TEST(PreloadState, Milliseconds)

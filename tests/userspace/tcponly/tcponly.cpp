@@ -7,6 +7,7 @@
  *
  *   sd_tcponly server [--once N] [--timeout S] ADDR PORT
  *   sd_tcponly client [--up BYTES] [--down BYTES] [--seed N] [--timeout S] ADDR PORT
+ *   sd_tcponly evclient [--down BYTES] [--seed N] [--rounds N] [--timeout S] ADDR PORT
  *
  * The byte stream is SMB's framing over TCP (and what SOCK_STREAM on
  * AF_SMBDIRECT carries): 4-byte big-endian length, then that many bytes, at
@@ -22,7 +23,8 @@
  * SO_ERROR, TCP_NODELAY (set and read back), SO_KEEPALIVE, SO_RCVBUF set
  * before connect (the value read after connect must be the same: the preload
  * carries it over), getsockname/getpeername, writev/readv, FIONREAD, epoll
- * (server: accept and first read), fork per connection (server).
+ * (server: accept and first read), fork per connection (server). evclient is
+ * an event loop's client: its socket is registered in epoll before connect().
  *
  * Output: "key=value" lines on stdout; exit 0 only when every check passed.
  */
@@ -482,6 +484,120 @@ int client(const char *host, const char *port, uint64_t up, uint64_t down, uint6
 	return 0;
 }
 
+/* --- event-loop client ------------------------------------------------ */
+
+long elapsed_ms(const struct timespec &since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since.tv_sec) * 1000 + (now.tv_nsec - since.tv_nsec) / 1000000;
+}
+
+/*
+ * The next epoll event of fd's registration (whose data is tag) that has one
+ * of want; fails after timeout_s. Other events of the registration (EPOLLERR,
+ * EPOLLHUP of a connect that failed) are returned too.
+ */
+uint32_t wait_event(int ep, uint64_t tag, uint32_t want, int timeout_s, const char *what)
+{
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		long left = timeout_s * 1000L - elapsed_ms(start);
+		if (left <= 0)
+			fail(what);
+		struct epoll_event ev = {};
+		int n = epoll_wait(ep, &ev, 1, static_cast<int>(left));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("epoll_wait");
+		if (n == 0)
+			fail(what);
+		if (ev.data.u64 != tag)
+			fail("epoll: an event with data that was never registered");
+		if (ev.events & (want | EPOLLERR | EPOLLHUP))
+			return ev.events;
+	}
+}
+
+/*
+ * An event loop's connect (Boost.Asio, tevent): a non-blocking socket
+ * registered in epoll (EPOLLIN|EPOLLOUT|EPOLLET) BEFORE connect(), the
+ * connect's completion taken from EPOLLOUT and SO_ERROR (then getpeername,
+ * as Samba's smbXcli_conn_create does), the answer's arrival from EPOLLIN of
+ * that same registration. rounds connections one after another in this
+ * process (a preload's per-process state, such as its negative cache, is
+ * seen from the second on). Prints one "round=" line per connection.
+ */
+int event_client(const char *host, const char *port, uint64_t down, uint64_t seed, int rounds,
+		 int timeout_s)
+{
+	socklen_t len;
+	struct sockaddr_storage ss = parse_address(host, port, &len);
+	for (int round = 1; round <= rounds; round++) {
+		int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			die("socket");
+		set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		if (ep < 0)
+			die("epoll_create1");
+		const uint64_t tag = 0x5d00c0ffee000000ull + static_cast<uint64_t>(round);
+		struct epoll_event ev = {};
+		ev.events = EPOLLIN | EPOLLOUT | EPOLLET;
+		ev.data.u64 = tag;
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+			die("epoll_ctl");
+		struct timespec start;
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		int rc = connect(fd, reinterpret_cast<struct sockaddr *>(&ss), len);
+		int err = rc ? errno : 0;
+		long connect_ms = elapsed_ms(start);
+		if (rc != 0 && err != EINPROGRESS) {
+			errno = err;
+			die("connect");
+		}
+		uint32_t got = wait_event(ep, tag, EPOLLOUT, timeout_s,
+					  "epoll: no EPOLLOUT for the connect");
+		int so_error = int_option(fd, SOL_SOCKET, SO_ERROR, "getsockopt SO_ERROR");
+		if (so_error) {
+			errno = so_error;
+			die("connect (SO_ERROR)");
+		}
+		struct sockaddr_storage peer = {};
+		socklen_t pl = sizeof(peer);
+		if (getpeername(fd, reinterpret_cast<struct sockaddr *>(&peer), &pl) != 0)
+			die("getpeername after SO_ERROR 0");
+		long connected_ms = elapsed_ms(start);
+		send_text(fd, "up=0 down=" + std::to_string(down) + " seed=" + std::to_string(seed));
+		uint32_t in = wait_event(ep, tag, EPOLLIN, timeout_s,
+					 "epoll: no EPOLLIN for the answer");
+		if (!(in & EPOLLIN))
+			fail("epoll: the connection failed instead of EPOLLIN");
+		close(ep);
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+			die("fcntl");
+		Reader r(fd);
+		receive_text(r);
+		std::string down_received = receive_stream(r, down);
+		std::string down_sent = field(receive_text(r), "down-sha256");
+		std::printf("round=%d connect=%s connect_ms=%ld connected_ms=%ld first_event=0x%x "
+			    "domain=%d down=%" PRIu64 " sha256_ok=%d\n",
+			    round, rc ? "EINPROGRESS" : "0", connect_ms, connected_ms, got,
+			    int_option(fd, SOL_SOCKET, SO_DOMAIN, "SO_DOMAIN"), down,
+			    down_received == down_sent &&
+				    down_received == expected_sha256(seed + 1, down));
+		std::fflush(stdout);
+		if (down_received != down_sent || down_received != expected_sha256(seed + 1, down))
+			fail("download checksum mismatch");
+		close(fd);
+	}
+	std::printf("result=ok\n");
+	return 0;
+}
+
 /* --- server ------------------------------------------------------------ */
 
 int serve(int fd)
@@ -603,7 +719,9 @@ int server(const char *host, const char *port, int once)
 	std::fprintf(stderr,
 		     "usage: sd_tcponly server [--once N] [--timeout S] [--max-message B] ADDR PORT\n"
 		     "       sd_tcponly client [--up BYTES] [--down BYTES] [--seed N] "
-		     "[--timeout S] [--max-message B] ADDR PORT\n");
+		     "[--timeout S] [--max-message B] ADDR PORT\n"
+		     "       sd_tcponly evclient [--down BYTES] [--seed N] [--rounds N] "
+		     "[--timeout S] ADDR PORT\n");
 	std::exit(2);
 }
 
@@ -615,7 +733,7 @@ int main(int argc, char **argv)
 		usage();
 	std::string_view mode = argv[1];
 	uint64_t up = 1 << 20, down = 1 << 20, seed = 1;
-	int once = 0, timeout_s = 120;
+	int once = 0, timeout_s = 120, rounds = 1;
 	int i = 2;
 	for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-'; i += 2) {
 		std::string_view o = argv[i];
@@ -628,6 +746,8 @@ int main(int argc, char **argv)
 			seed = v;
 		else if (o == "--once")
 			once = static_cast<int>(v);
+		else if (o == "--rounds" && v >= 1 && v <= 100)
+			rounds = static_cast<int>(v);
 		else if (o == "--timeout")
 			timeout_s = static_cast<int>(v);
 		else if (o == "--max-message" && v >= 1 && v <= max_message)
@@ -642,6 +762,8 @@ int main(int argc, char **argv)
 	alarm(static_cast<unsigned>(timeout_s));
 	if (mode == "client")
 		return client(argv[i], argv[i + 1], up, down, seed, timeout_s);
+	if (mode == "evclient")
+		return event_client(argv[i], argv[i + 1], down, seed, rounds, timeout_s);
 	if (mode == "server")
 		return server(argv[i], argv[i + 1], once);
 	usage();

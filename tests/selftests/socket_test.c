@@ -7,6 +7,8 @@
  * SOL_SMBDIRECT options (before connect they shape the negotiation, after
  * it they are refused).
  */
+#include <stddef.h>
+
 #include "kselftest_harness.h"
 #include "sd_test.h"
 
@@ -788,8 +790,29 @@ TEST_F(sock, info_states_credits_queues_acceptconn)
 	EXPECT_EQ(SMBDIRECT_STATE_CLOSED, (int)si.state);
 }
 
+/*
+ * The kernel's struct tcp_info: glibc's <netinet/tcp.h> (which sd_test.h
+ * needs, and which <linux/tcp.h> cannot join) ends at tcpi_total_retrans,
+ * 104 bytes; the fields after it as <linux/tcp.h> lays them out.
+ */
+struct sd_tcp_info {
+	struct tcp_info b;
+	uint64_t tcpi_pacing_rate;
+	uint64_t tcpi_max_pacing_rate;
+	uint64_t tcpi_bytes_acked;
+	uint64_t tcpi_bytes_received;
+	uint32_t tcpi_segs_out;
+	uint32_t tcpi_segs_in;
+	uint32_t tcpi_notsent_bytes;
+	uint32_t tcpi_min_rtt;
+	uint32_t tcpi_data_segs_in;
+	uint32_t tcpi_data_segs_out;
+};
+_Static_assert(offsetof(struct sd_tcp_info, tcpi_pacing_rate) == 104, "glibc's tcp_info");
+_Static_assert(offsetof(struct sd_tcp_info, tcpi_notsent_bytes) == 144, "linux/tcp.h");
+
 /* IPPROTO_TCP TCP_INFO of fd, its length in *len (in: the buffer's). */
-static int tcp_info_of(int fd, struct tcp_info *ti, socklen_t *len)
+static int tcp_info_of(int fd, struct sd_tcp_info *ti, socklen_t *len)
 {
 	memset(ti, 0xa5, sizeof(*ti));
 	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, len) ? -errno : 0;
@@ -808,7 +831,7 @@ TEST_F(sock, tcp_info_inq_outq_as_tcp)
 {
 	static char buf[65536 + 4];
 	struct smbdirect_params p;
-	struct tcp_info ti;
+	struct sd_tcp_info ti;
 	socklen_t len;
 	int fd, lfd, port, inq, outq, small = 16384;
 	long t0, written = 0, n;
@@ -818,11 +841,11 @@ TEST_F(sock, tcp_info_inq_outq_as_tcp)
 	ASSERT_LE(0, fd);
 	len = sizeof(ti);
 	ASSERT_EQ(0, tcp_info_of(fd, &ti, &len));
-	EXPECT_EQ(sizeof(ti), len);
-	EXPECT_EQ(TCP_CLOSE, ti.tcpi_state);
+	EXPECT_EQ((socklen_t)sizeof(ti), len);
+	EXPECT_EQ(TCP_CLOSE, ti.b.tcpi_state);
 	/* No sample yet: RFC 6298's 1 s, what Samba assumes without TCP_INFO. */
-	EXPECT_EQ(1000000U, ti.tcpi_rto);
-	EXPECT_EQ(0U, ti.tcpi_rtt);
+	EXPECT_EQ(1000000U, ti.b.tcpi_rto);
+	EXPECT_EQ(0U, ti.b.tcpi_rtt);
 	len = (socklen_t)-1;
 	EXPECT_EQ(-EINVAL, tcp_info_of(fd, &ti, &len));
 	close(fd);
@@ -831,7 +854,7 @@ TEST_F(sock, tcp_info_inq_outq_as_tcp)
 	ASSERT_LE(0, lfd);
 	len = sizeof(ti);
 	ASSERT_EQ(0, tcp_info_of(lfd, &ti, &len));
-	EXPECT_EQ(TCP_LISTEN, ti.tcpi_state);
+	EXPECT_EQ(TCP_LISTEN, ti.b.tcpi_state);
 	close(lfd);
 
 	PAIR(SOCK_STREAM);
@@ -856,25 +879,25 @@ TEST_F(sock, tcp_info_inq_outq_as_tcp)
 	EXPECT_EQ(0, outq);
 	len = sizeof(ti);
 	ASSERT_EQ(0, tcp_info_of(self->c, &ti, &len));
-	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
-	EXPECT_LT(0U, ti.tcpi_rtt);
-	EXPECT_LE(200000U, ti.tcpi_rto);
-	EXPECT_GE(120000000U, ti.tcpi_rto);
-	EXPECT_EQ(p.max_send_size, ti.tcpi_snd_mss);
-	EXPECT_EQ(p.max_receive_size, ti.tcpi_rcv_mss);
+	EXPECT_EQ(TCP_ESTABLISHED, ti.b.tcpi_state);
+	EXPECT_LT(0U, ti.b.tcpi_rtt);
+	EXPECT_LE(200000U, ti.b.tcpi_rto);
+	EXPECT_GE(120000000U, ti.b.tcpi_rto);
+	EXPECT_EQ(p.max_send_size, ti.b.tcpi_snd_mss);
+	EXPECT_EQ(p.max_receive_size, ti.b.tcpi_rcv_mss);
 	EXPECT_LE(9ULL, (unsigned long long)ti.tcpi_bytes_acked);
 	EXPECT_LE(1U, ti.tcpi_segs_out);
 	EXPECT_EQ(0U, ti.tcpi_notsent_bytes);
 	len = sizeof(ti);
 	ASSERT_EQ(0, tcp_info_of(self->s, &ti, &len));
-	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
+	EXPECT_EQ(TCP_ESTABLISHED, ti.b.tcpi_state);
 	EXPECT_LE(5ULL, (unsigned long long)ti.tcpi_bytes_received);
 	/* A short buffer gets the first byte, the state, as TCP's. */
 	len = 1;
 	ASSERT_EQ(0, tcp_info_of(self->c, &ti, &len));
 	EXPECT_EQ(1U, len);
-	EXPECT_EQ(TCP_ESTABLISHED, ti.tcpi_state);
-	EXPECT_EQ(0xa5, ti.tcpi_ca_state);
+	EXPECT_EQ(TCP_ESTABLISHED, ti.b.tcpi_state);
+	EXPECT_EQ(0xa5, ti.b.tcpi_ca_state);
 
 	/*
 	 * A reader that does not read: the writer's non-blocking sends stop

@@ -50,7 +50,7 @@ spid=
 MiB=1048576
 # Oplock and lease breaks (issue #23), per transport, before the directory
 # operations: a lease (SMB 3.1.1, cifs.ko's default), an oplock (a third
-# mount with nolease) and smbclient as the second client (reput under
+# mount with nolease) and smbclient as the second client (get under
 # `smbdirect run`): both connections stay up and both read the right data.
 #
 # The large file: 4 MiB. The issue asks 64 MiB, which does not fit the
@@ -357,8 +357,10 @@ run_transport() {
 client_pids() { pgrep -d' ' -x "smbd.$1."; }
 
 # break_case T NAME A B ADDR: mount A holds a file open with "A1" written
-# through it; B (a mount, or "smbclient": smbclient under `smbdirect run`)
-# adds "B1" after it, which makes smbd break A's lease or oplock first.
+# through it; B (a mount) adds "B1" after it, which makes smbd break A's
+# lease or oplock first; or B is "smbclient" (under `smbdirect run`), which
+# reads the file (breaking A's write caching: it must read "A1"), and A
+# then writes "B1" itself through its handle.
 break_case() {
 	local t=$1 name=cifs-smbd.$1.$2 ma=$3 b=$4 a=$5 f=brk-$2.txt why='' want afd
 	local pids0 pids1 lines0 lines1 log=$work/$t.$2.log
@@ -368,15 +370,18 @@ break_case() {
 	exec {afd}>"$ma/$f" || { tap_fail "$name" "A cannot create $f"; return; }
 	printf 'A1\n' >&$afd
 	if [ "$b" = smbclient ]; then
-		printf 'A1\nB1\n' >"$work/$f"
-		# reput: the upload resumes at the server's size, which A's
-		# break must have made 3 (its cached "A1" flushed).
+		# smbclient reads the file: its open breaks A's write caching,
+		# and only the flush that break makes gives it A's "A1". A then
+		# writes on through its handle, which must still work.
 		SMBDIRECT_DEBUG=1 timeout -s KILL 120 "$sd" run --no-fallback --ports 445 -- \
 			smbclient "//$a/share" -p 445 -s "$work/client.conf" -U root%P \
-			-c "reput $work/$f $f" >"$log" 2>&1 ||
+			-c "get $f $work/$f.got" >"$log" 2>&1 ||
 			why="smbclient: $(grep -v '^smbdirect-preload' "$log" | tail -n 1)"
 		[ -z "$why" ] && ! grep -q "connect $a:445 -> SMB-Direct" "$log" &&
 			why="smbclient did not connect over SMB-Direct"
+		[ -z "$why" ] && [ "$(cat "$work/$f.got" 2>/dev/null)" != A1 ] &&
+			why="smbclient read '$(tr '\n' '|' <"$work/$f.got" 2>/dev/null)', want 'A1|': A's write was not flushed by the break"
+		printf 'B1\n' >&$afd || why=${why:-"A's write after the break failed"}
 	else
 		timeout -s KILL 60 sh -c 'printf "B1\n" >>"$1"' _ "$b/$f" 2>"$log" ||
 			why="B's append: $(head -n 1 "$log")"

@@ -141,6 +141,14 @@
 #define SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE	5 /* largest message received */
 #define SMBDIRECT_OPT_MAX_READ_WRITE_SIZE	6 /* bytes per RDMA read/write */
 #define SMBDIRECT_OPT_KEEPALIVE_INTERVAL	7 /* seconds idle before a probe; 0 off */
+/*
+ * Asynchronous RDMA transfers (SMBDIRECT_CMSG_RDMA) the socket holds at
+ * once, from submission until their completion is reaped: 1 ..
+ * SMBDIRECT_RDMA_INFLIGHT_MAX, default 64. Settable in every state; a
+ * lower value only refuses new submissions.
+ */
+#define SMBDIRECT_OPT_RDMA_INFLIGHT		8
+#define SMBDIRECT_RDMA_INFLIGHT_MAX		1024
 
 /*
  * getsockopt(SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &info, &len): the
@@ -318,11 +326,22 @@ struct smbdirect_register {
  */
 struct smbdirect_deregister {
 	__u32 size;
-	__u32 flags;		/* in: none defined */
+	__u32 flags;		/* in: SMBDIRECT_DEREG_* */
 	__u64 id;		/* in */
 	__u32 state;		/* out: SMBDIRECT_REG_STATE_* */
 	__u32 reserved;
+	__u64 cookie;		/* in, SMBDIRECT_DEREG_ASYNC: for the completion */
 };
+
+/*
+ * SMBDIRECT_DEREG_ASYNC: do not wait for LOCAL_INV. The id is gone at
+ * once; when the peer's access has ended (at once if the peer invalidated
+ * the registration, state then says so), a struct smbdirect_rdma_completion
+ * with cookie, status 0 and bytes the registered length reaches the
+ * socket's error queue (see SMBDIRECT_CMSG_RDMA_COMPLETION). The memory
+ * must not be reused before that completion. size must cover cookie.
+ */
+#define SMBDIRECT_DEREG_ASYNC	0x1
 
 #define SMBDIRECT_REG_STATE_REMOTE_INVALIDATED 0x1
 
@@ -386,6 +405,99 @@ struct smbdirect_rdma {
  * message, or a length other than 4 is EINVAL.
  */
 #define SMBDIRECT_CMSG_SEND_INVALIDATE 1
+
+/*
+ * Asynchronous RDMA: many transfers in flight per socket, none blocking.
+ *
+ * Submission: sendmsg() with control messages level SOL_SMBDIRECT (or
+ * 289), type SMBDIRECT_CMSG_RDMA, data one struct smbdirect_rdma_args each
+ * (cmsg_len exactly CMSG_LEN(sizeof(struct smbdirect_rdma_args))), at most
+ * SMBDIRECT_RDMA_CMSG_MAX per call, optionally with message bytes and
+ * SMBDIRECT_CMSG_SEND_INVALIDATE. The transfers are taken in cmsg order,
+ * all or none, before the message; the call returns what send() would for
+ * the message (0 without one: a zero-length send is allowed when it
+ * carries transfers). Argument errors are those of RDMA_READV/WRITEV, plus:
+ *   EAGAIN     MSG_DONTWAIT or O_NONBLOCK, and the socket holds
+ *              SMBDIRECT_OPT_RDMA_INFLIGHT transfers (a blocking call
+ *              waits for reaping, within SO_SNDTIMEO), or the message has
+ *              no room in SO_SNDBUF: nothing was taken
+ *   ENOMEM     the pages would exceed RLIMIT_MEMLOCK (as for REGISTER)
+ *   EBADF      SMBDIRECT_RDMA_F_FILE with an fd not open for reading
+ *   EINVAL     SMBDIRECT_RDMA_F_FILE on a READ, on what is not a regular
+ *              file, or a range beyond its end (as the file is at
+ *              submission); a cookie is not checked
+ *   EOPNOTSUPP SMBDIRECT_RDMA_F_FILE on a file without a page cache
+ * Once taken, a transfer never blocks anyone: its local pages are pinned
+ * (charged as registrations are: per user against RLIMIT_MEMLOCK, VmPin)
+ * or, for a file, held in the page cache, and its RDMA operations are
+ * posted as the send queue and the peer's ORD (initiator_depth) allow, in
+ * submission order across transfers.
+ *
+ * Ordering: every RDMA WRITE of a transfer taken before a message (by an
+ * earlier sendmsg, or earlier in the same one) is posted before that
+ * message's first PDU, so RC ordering places the data in the peer's
+ * memory before the peer sees the message: a server sends its SMB2 READ
+ * response, with SEND_WITH_INVALIDATE, right behind its RDMA WRITE without
+ * waiting. RDMA READ data is complete only at the transfer's completion.
+ *
+ * From a file (SMBDIRECT_RDMA_F_FILE, WRITE only): the source is length
+ * bytes at offset of the regular file open for reading at fd, taken from
+ * its page cache (read in as needed, no copy through user space): the
+ * server READ path. The pages are referenced until the completion; a file
+ * truncated or written after submission may still send the bytes it held
+ * then. RDMA READ into a file is not offered: the page cache would have
+ * to take data the peer has not yet sent into locked, uptodate pages;
+ * READ into registered or pinned user memory, then pwrite() or
+ * io_uring's write.
+ *
+ * Completion: each transfer completes exactly once, with its cookie,
+ * 0 or -errno (the errors of RDMA_READV/WRITEV; ECANCELED when the
+ * connection ended before any of it was posted) and the bytes moved.
+ * Completions queue on the socket's error queue, as MSG_ZEROCOPY's do:
+ * poll reports EPOLLERR while one is waiting (epoll reports EPOLLERR
+ * whatever was asked for), and recvmsg(MSG_ERRQUEUE), which never blocks,
+ * returns 0 with one control message SMBDIRECT_CMSG_RDMA_COMPLETION
+ * holding as many struct smbdirect_rdma_completion as fit in msg_control
+ * (MSG_CTRUNC if more wait), or EAGAIN when none waits. io_uring's
+ * IORING_OP_SENDMSG and IORING_OP_RECVMSG (with MSG_ERRQUEUE) do both.
+ * Closing the socket ends every transfer; after the connection ended the
+ * remaining ones complete with its error and stay to be reaped. A
+ * transfer holds its SMBDIRECT_OPT_RDMA_INFLIGHT slot until reaped.
+ *
+ * The RDMA_READV/WRITEV ioctls are transfers of this kind that the
+ * calling thread waits for (their completion never reaches the error
+ * queue); they no longer exclude each other.
+ */
+#define SMBDIRECT_CMSG_RDMA		2
+#define SMBDIRECT_CMSG_RDMA_COMPLETION	3
+
+#define SMBDIRECT_RDMA_READ	1	/* peer's buffers to local: SMB2 WRITE */
+#define SMBDIRECT_RDMA_WRITE	2	/* local to the peer's buffers: SMB2 READ */
+
+#define SMBDIRECT_RDMA_F_FILE	0x1	/* local side: fd, offset, length */
+
+#define SMBDIRECT_RDMA_CMSG_MAX	64	/* SMBDIRECT_CMSG_RDMA per sendmsg */
+
+struct smbdirect_rdma_args {
+	__u64 cookie;		/* returned in the completion */
+	__u32 op;		/* SMBDIRECT_RDMA_READ or _WRITE */
+	__u32 flags;		/* SMBDIRECT_RDMA_F_* */
+	__u64 desc;		/* const struct smbdirect_buffer_descriptor_v1 * */
+	__u32 desc_count;
+	__u32 iov_count;	/* local memory: struct iovec array */
+	__u64 iov;		/* const struct iovec * (0 with F_FILE) */
+	__s32 fd;		/* F_FILE: the file; else -1 or 0, ignored */
+	__u32 reserved;		/* 0 */
+	__u64 offset;		/* F_FILE: file offset */
+	__u64 length;		/* F_FILE: bytes; else 0 */
+};
+
+struct smbdirect_rdma_completion {
+	__u64 cookie;
+	__s32 status;		/* 0 or -errno */
+	__u32 reserved;
+	__u64 bytes;		/* moved */
+};
 
 /*
  * Two entry points to the same socket.

@@ -70,6 +70,7 @@ static void sd_sk_destruct(struct sock *sk)
 	/* Off sd_all, its counters added to the totals. */
 	sd_stats_sock_free(sd);
 	sd_queues_free(sd, true);
+	sd_rw_cq_free(sd);
 	mem_cgroup_put(sd->memcg);
 	sd->memcg = NULL;
 }
@@ -683,7 +684,8 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 
 	sock_poll_wait(file, sock, wait);
 	state = READ_ONCE(sd->state);
-	if (READ_ONCE(sk->sk_err))
+	/* As MSG_ZEROCOPY's notifications: RDMA completions to reap. */
+	if (READ_ONCE(sk->sk_err) || sd_rw_cq_ready(sd))
 		mask |= EPOLLERR;
 	if (state == SD_LISTENING) {
 		if (!list_empty_careful(&sd->ready))
@@ -806,13 +808,21 @@ SD_ABI_U64(struct smbdirect_register, iov);
 SD_ABI_U64(struct smbdirect_register, desc);
 SD_ABI_U64(struct smbdirect_register, id);
 SD_ABI_U64(struct smbdirect_deregister, id);
+SD_ABI_U64(struct smbdirect_deregister, cookie);
+SD_ABI_U64(struct smbdirect_rdma_args, desc);
+SD_ABI_U64(struct smbdirect_rdma_args, iov);
+SD_ABI_U64(struct smbdirect_rdma_args, offset);
+SD_ABI_U64(struct smbdirect_rdma_args, length);
+SD_ABI_U64(struct smbdirect_rdma_completion, bytes);
 SD_ABI_U64(struct smbdirect_rdma, iov);
 SD_ABI_U64(struct smbdirect_rdma, desc);
 SD_ABI_U64(struct smbdirect_rdma, bytes);
 SD_ABI_U64(struct smbdirect_buffer_descriptor_v1, offset);
 static_assert(sizeof(struct smbdirect_params) == 56);
 static_assert(sizeof(struct smbdirect_register) == 40);
-static_assert(sizeof(struct smbdirect_deregister) == 24);
+static_assert(sizeof(struct smbdirect_deregister) == 32);
+static_assert(sizeof(struct smbdirect_rdma_args) == 64);
+static_assert(sizeof(struct smbdirect_rdma_completion) == 24);
 static_assert(sizeof(struct smbdirect_rdma) == 40);
 static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16);
 
@@ -912,6 +922,16 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 		return -EINVAL;
 	if (copy_from_sockptr(&val, optval, sizeof(val)))
 		return -EFAULT;
+	if (optname == SMBDIRECT_OPT_RDMA_INFLIGHT) {
+		if (val < 1 || val > SMBDIRECT_RDMA_INFLIGHT_MAX)
+			return -EINVAL;
+		lock_sock(sk);
+		WRITE_ONCE(sd->rw_limit, val);
+		release_sock(sk);
+		/* A higher limit may let a waiting submitter go. */
+		sd_wake(sd);
+		return 0;
+	}
 	err = sd_opt_check(optname, val);
 	if (err)
 		return err;
@@ -1036,6 +1056,9 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 		err = 0;
 	} else if (level == SOL_TCP) {
 		err = sd_tcp_opt_get(&sd->tcp_opts, optname, &val);
+	} else if (optname == SMBDIRECT_OPT_RDMA_INFLIGHT) {
+		val = sd->rw_limit;
+		err = 0;
 	} else {
 		err = sd_opt_get(&sd->opts, optname, &val);
 	}

@@ -303,7 +303,7 @@ void sd_conn_setup(struct sd_sock *sd)
 	INIT_LIST_HEAD(&sd->ready);
 	INIT_LIST_HEAD(&sd->regs);
 	init_waitqueue_head(&sd->rdma_wait);
-	mutex_init(&sd->rw_mutex);
+	sd_rw_setup(sd);
 	atomic_set(&sd->res_users, 0);
 	INIT_DELAYED_WORK(&sd->timer_work, sd_timer_fn);
 	INIT_DELAYED_WORK(&sd->reset_work, sd_reset_fn);

@@ -738,14 +738,20 @@ out_iov:
 int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 {
 	struct smbdirect_deregister __user *ud = arg;
-	struct smbdirect_deregister d;
+	struct smbdirect_deregister d = {};
 	struct sd_reg *reg = NULL, *r;
-	u32 i;
-	int err;
+	u32 i, size;
+	int err, n;
 
-	err = sd_ioctl_copy_in(&d, ud, sizeof(d));
-	if (err)
-		return err;
+	/* The first version ended at reserved: no cookie. */
+	if (get_user(size, &ud->size))
+		return -EFAULT;
+	n = sd_ioctl_copy_size(size, offsetofend(struct smbdirect_deregister, reserved),
+			       sizeof(d));
+	if (n < 0)
+		return n;
+	if (copy_from_user(&d, ud, n))
+		return -EFAULT;
 	if (d.flags)
 		return -EINVAL;
 	err = sd_res_get(sd, false);

@@ -163,6 +163,8 @@ static int sd_rw_size(struct sd_sock *sd, struct ib_device *dev)
 		return -EINVAL;
 	spin_lock_bh(&sd->lock);
 	sd->reg_wr_free = SD_REG_WRS;
+	sd->rw_slots = sd->rw_depth;
+	sd->rw_reads = 0;
 	spin_unlock_bh(&sd->lock);
 	return 0;
 }
@@ -309,6 +311,8 @@ void sd_transport_teardown(struct sd_sock *sd)
 		if (sd->qp_used)
 			ib_drain_qp(sd->qp);
 	}
+	/* Transfers never posted end too; finished ones are released. */
+	sd_rw_teardown(sd);
 	/*
 	 * An RDMA ioctl woken by those flushes finishes and drops its
 	 * reference; none can take one now that dying is set.

@@ -1,26 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RDMA_READV / RDMA_WRITEV: data between local iovecs and the peer's
- * buffer descriptors, through the kernel's rdma_rw API (which also does
- * the MR dance iWARP needs for RDMA READ).
+ * RDMA READ/WRITE against the peer's buffer descriptors: asynchronous
+ * transfers (SMBDIRECT_CMSG_RDMA on sendmsg, completions on the error
+ * queue) and the RDMA_READV/RDMA_WRITEV ioctls, which are transfers the
+ * calling thread waits for.
  *
- * The transfer is cut into chunks, each one rdma_rw context: within one
- * descriptor, at most rw_pages local pages, and a local layout one MR
- * could map (sd_layout.c), so that every device takes it in one go. The
- * local pages of a chunk are pinned only while it is in flight. At most
- * rw_depth chunks are in flight (and at most initiator_depth for READ);
- * one call runs at a time per socket (rw_mutex), which owns that part of
- * the send queue.
+ * Taking a transfer does everything that may sleep, in the submitter's
+ * context: the descriptors are checked, the local side is cut into chunks
+ * (within one descriptor, at most rw_pages pages, a layout one MR could map:
+ * sd_layout.c), each chunk's pages are pinned (user memory, charged per
+ * user against RLIMIT_MEMLOCK) or referenced (a file's page cache), and
+ * each chunk gets its rdma_rw context. From then on the transfer only
+ * needs posting, which completions do as well as the submitter: chunks
+ * are posted in submission order across transfers (sd->rw_pending), as
+ * rw_slots (rdma_rw contexts the send queue has room for) and, for RDMA
+ * READ, the peer's ORD allow. A message queued after a transfer waits
+ * until the transfer's last chunk is posted (sd_rw_fenced()), so its RDMA
+ * WRITEs precede the message on the QP.
  *
- * A signal stops posting; what was posted is waited for before the call
- * returns, so no page stays pinned and no DMA outlives the call. Any chunk
- * that fails ends the connection (sd_wc_error()).
+ * A transfer finishes once no chunk is in flight and none will be posted:
+ * all completed, or a failure, a cancellation or the connection's end
+ * stopped it. rw_work then releases its pages and contexts in process
+ * context and reports it: to the error queue (rw_cq), or to the ioctl
+ * waiting for it. Each finished transfer holds a user reference
+ * (res_users) until released, so teardown, which flushes the QP and then
+ * waits for the references, never frees the QP under one.
+ *
+ * Any chunk that fails ends the connection (RC transport rules).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/scatterlist.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -31,79 +49,381 @@
 #include "sd_layout.h"
 #include "sd_sock.h"
 
-/* No chunk completing for this long: the transfer is stuck. */
+/* No chunk of an ioctl's transfer completing for this long: it is stuck. */
 #define SD_RW_STALL (30 * HZ)
 
-struct sd_rw_req;
+struct sd_xfer;
 
 struct sd_rw_chunk {
 	struct rdma_rw_ctx ctx;
 	struct ib_cqe cqe;
-	struct sd_rw_req *req;
+	struct sd_xfer *x;
 	struct scatterlist *sgl;
 	struct page **pages;
-	unsigned long nr_pages;	/* pinned */
-	u32 nents;		/* sgl entries given to rdma_rw */
+	unsigned long nr_pages;	/* pinned, or referenced (file) */
+	u32 nents;
+	u64 bytes;
 	bool ctx_live;		/* rdma_rw_ctx_init() succeeded */
-	bool posted;
-	bool done;		/* completion seen; sd->lock */
-	int status;		/* sd->lock */
 };
 
-struct sd_rw_req {
+struct sd_xfer {
+	struct list_head node;	/* rw_pending, then rw_finished; sd->lock */
 	struct sd_sock *sd;
+	u64 cookie;
+	u64 seq;		/* sd->rw_taken when taken */
 	bool read;
+	bool file;		/* pages are page-cache references */
+	bool sync;		/* an ioctl waits: no error-queue entry */
+	bool on_pending;	/* chunks left to post; sd->lock */
+	bool cancel;		/* post nothing more; sd->lock */
+	bool released;		/* sync: resources gone; sd->lock */
 	enum dma_data_direction dir;
-	u32 depth;
-	u32 inflight;
-	const struct smbdirect_buffer_descriptor_v1 *desc;
-	u32 nr_desc;
-	u32 desc_idx;
-	u64 desc_off;		/* bytes of desc[desc_idx] done */
-	u64 left;		/* bytes not yet in a chunk */
-	struct sd_iov_cursor cur;
-	int err;
-	struct sd_rw_chunk *chunks;	/* depth of them */
+	int status;		/* first error; sd->lock */
+	u32 nr_chunks;
+	u32 next;		/* next chunk to post; sd->lock */
+	u32 outstanding;	/* chunks posted, not completed; sd->lock */
+	u32 completed;		/* chunks completed; sd->lock */
+	u64 bytes;		/* what success moves */
+	/* The pinned pages' charge, as a registration's (sd_mr.c). */
+	struct mm_struct *mm;
+	struct user_struct *user;
+	unsigned long charged;
+	struct sd_rw_cqe *cqe;	/* async: the completion to report */
+	struct sd_rw_chunk chunks[];
 };
+
+static void sd_rw_kick(struct sd_sock *sd);
+
+struct sd_rw_cqe *sd_rw_cqe_alloc(void)
+{
+	return kzalloc(sizeof(struct sd_rw_cqe), GFP_KERNEL_ACCOUNT);
+}
+
+/*
+ * Queues a completion for MSG_ERRQUEUE and tells poll (EPOLLERR) and
+ * O_ASYNC owners. slot: it holds an SMBDIRECT_OPT_RDMA_INFLIGHT slot
+ * until reaped.
+ */
+void sd_rw_cqe_post(struct sd_sock *sd, struct sd_rw_cqe *e, u64 cookie,
+		    int status, u64 bytes, bool slot)
+	__must_hold(&sd->lock)
+{
+	e->c.cookie = cookie;
+	e->c.status = status;
+	e->c.bytes = bytes;
+	e->slot = slot;
+	list_add_tail(&e->node, &sd->rw_cq);
+	sd_wake(sd);
+	sk_wake_async(&sd->sk, SOCK_WAKE_IO, POLL_ERR);
+}
+
+/* Completions wait to be reaped: EPOLLERR. */
+bool sd_rw_cq_ready(struct sd_sock *sd)
+{
+	return !list_empty_careful(&sd->rw_cq);
+}
+
+/*
+ * recvmsg(MSG_ERRQUEUE): one SMBDIRECT_CMSG_RDMA_COMPLETION with as many
+ * completions as fit, MSG_CTRUNC if more wait, EAGAIN if none does.
+ */
+int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg)
+{
+	const size_t one = sizeof(struct smbdirect_rdma_completion);
+	struct smbdirect_rdma_completion *out;
+	struct sd_rw_cqe *e, *tmp;
+	unsigned int room, n = 0, freed = 0;
+	LIST_HEAD(taken);
+	size_t space;
+	int err;
+
+	if (msg->msg_controllen < CMSG_LEN(one))
+		return list_empty_careful(&sd->rw_cq) ? -EAGAIN : -EINVAL;
+	space = msg->msg_controllen - CMSG_LEN(0);
+	room = min_t(size_t, space / one, 256);
+	spin_lock_bh(&sd->lock);
+	list_for_each_entry_safe(e, tmp, &sd->rw_cq, node) {
+		if (n == room)
+			break;
+		list_move_tail(&e->node, &taken);
+		n++;
+	}
+	spin_unlock_bh(&sd->lock);
+	if (!n)
+		return -EAGAIN;
+	out = kmalloc_array(n, one, GFP_KERNEL);
+	if (!out) {
+		err = -ENOMEM;
+		goto putback;
+	}
+	n = 0;
+	list_for_each_entry(e, &taken, node)
+		out[n++] = e->c;
+	err = put_cmsg(msg, SOL_SMBDIRECT, SMBDIRECT_CMSG_RDMA_COMPLETION, n * one, out);
+	kfree(out);
+	if (!err && (msg->msg_flags & MSG_CTRUNC))
+		err = -EFAULT;	/* put_cmsg() had no room after all */
+	if (err)
+		goto putback;
+	spin_lock_bh(&sd->lock);
+	if (!list_empty(&sd->rw_cq))
+		msg->msg_flags |= MSG_CTRUNC;
+	list_for_each_entry(e, &taken, node)
+		freed += e->slot;
+	sd->rw_inflight -= freed;
+	spin_unlock_bh(&sd->lock);
+	list_for_each_entry_safe(e, tmp, &taken, node)
+		kfree(e);
+	/* Slots came free: a submitter may wait for them. */
+	if (freed)
+		sd_wake(sd);
+	return 0;
+
+putback:
+	spin_lock_bh(&sd->lock);
+	list_splice(&taken, &sd->rw_cq);
+	spin_unlock_bh(&sd->lock);
+	return err;
+}
+
+/* Completions nobody reaped; the destructor. */
+void sd_rw_cq_free(struct sd_sock *sd)
+{
+	struct sd_rw_cqe *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &sd->rw_cq, node)
+		kfree(e);
+	INIT_LIST_HEAD(&sd->rw_cq);
+}
+
+/* Pinned pages against RLIMIT_MEMLOCK per user, as registrations. */
+static int sd_xfer_charge(struct sd_xfer *x, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user;
+	long cur;
+
+	if (!current->mm)
+		return -EFAULT;
+	if (!capable(CAP_IPC_LOCK)) {
+		user = current_user();
+		cur = atomic_long_read(&user->locked_vm);
+		do {
+			if (pages > limit || (unsigned long)cur > limit - pages)
+				return -ENOMEM;
+		} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur,
+						  cur + pages));
+		x->user = get_uid(user);
+	}
+	x->mm = current->mm;
+	mmgrab(x->mm);
+	atomic64_add(pages, &x->mm->pinned_vm);
+	x->charged = pages;
+	return 0;
+}
+
+/* Undoes the chunks' setup and the charge: process context. */
+static void sd_xfer_release(struct sd_xfer *x)
+{
+	struct sd_sock *sd = x->sd;
+	struct sd_rw_chunk *c;
+	unsigned long i;
+	u32 k;
+
+	for (k = 0; k < x->nr_chunks; k++) {
+		c = &x->chunks[k];
+		if (c->ctx_live)
+			rdma_rw_ctx_destroy(&c->ctx, sd->qp, sd->cm_id->port_num,
+					    c->sgl, c->nents, x->dir);
+		if (x->file) {
+			for (i = 0; i < c->nr_pages; i++)
+				put_page(c->pages[i]);
+		} else if (c->nr_pages) {
+			unpin_user_pages_dirty_lock(c->pages, c->nr_pages, x->read);
+		}
+		kvfree(c->sgl);
+		kvfree(c->pages);
+		memset(c, 0, sizeof(*c));
+	}
+	if (x->mm) {
+		atomic64_sub(x->charged, &x->mm->pinned_vm);
+		mmdrop(x->mm);
+		x->mm = NULL;
+	}
+	if (x->user) {
+		atomic_long_sub(x->charged, &x->user->locked_vm);
+		free_uid(x->user);
+		x->user = NULL;
+	}
+	x->charged = 0;
+}
+
+/* Nothing in flight and nothing more to post: off to rw_work. */
+static void sd_xfer_finish(struct sd_sock *sd, struct sd_xfer *x)
+	__must_hold(&sd->lock)
+{
+	list_add_tail(&x->node, &sd->rw_finished);
+	queue_work(sd_wq, &sd->rw_work);
+}
+
+/* Releases and reports every finished transfer: process context. */
+static void sd_rw_release_finished(struct sd_sock *sd)
+{
+	struct sd_xfer *x;
+	bool ok;
+
+	for (;;) {
+		spin_lock_bh(&sd->lock);
+		x = list_first_entry_or_null(&sd->rw_finished, struct sd_xfer, node);
+		if (x)
+			list_del_init(&x->node);
+		spin_unlock_bh(&sd->lock);
+		if (!x)
+			return;
+		sd_xfer_release(x);
+		spin_lock_bh(&sd->lock);
+		ok = !x->status;
+		if (ok) {
+			sd_stat_add(sd, x->read ? SD_STAT_RDMA_READS : SD_STAT_RDMA_WRITES, 1);
+			sd_stat_add(sd, x->read ? SD_STAT_RDMA_READ_BYTES :
+				    SD_STAT_RDMA_WRITE_BYTES, x->bytes);
+		} else if (x->status != -ERESTARTSYS && x->status != -ECANCELED) {
+			/* The transfer failed; a signal only interrupted it. */
+			sd_stat_add(sd, SD_STAT_ERR_RDMA, 1);
+		}
+		trace_af_smbdirect_rdma_done(&sd->sk, x->read, ok ? x->bytes : 0,
+					     x->nr_chunks, x->status);
+		if (x->sync) {
+			x->released = true;
+			spin_unlock_bh(&sd->lock);
+			wake_up_all(&sd->rdma_wait);
+			continue;
+		}
+		sd_rw_cqe_post(sd, x->cqe, x->cookie, x->status, ok ? x->bytes : 0, true);
+		spin_unlock_bh(&sd->lock);
+		kfree(x);
+		sd_res_put(sd);
+	}
+}
+
+static void sd_rw_work_fn(struct work_struct *work)
+{
+	sd_rw_release_finished(container_of(work, struct sd_sock, rw_work));
+}
 
 static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sd_rw_chunk *c = container_of(wc->wr_cqe, struct sd_rw_chunk, cqe);
-	struct sd_sock *sd = c->req->sd;
+	struct sd_xfer *x = c->x;
+	struct sd_sock *sd = x->sd;
+	int status = sd_wc_errno(wc->status);
 
 	spin_lock_bh(&sd->lock);
-	c->status = sd_wc_errno(wc->status);
 	/*
 	 * The QP is in the error state now: the connection is over at once,
 	 * without sd_wc_error()'s grace for a racing orderly close, so that
-	 * nothing sent after the failed call seems to succeed. A flush counts
-	 * too unless our teardown or the peer's orderly close caused it: siw
-	 * reports a READ the peer refused (by TERMINATE) as flushed.
+	 * nothing sent after the failed transfer seems to succeed. A flush
+	 * counts too unless our teardown or the peer's orderly close caused
+	 * it: siw reports a READ the peer refused (by TERMINATE) as flushed.
 	 */
 	if (wc->status != IB_WC_SUCCESS &&
 	    (wc->status != IB_WC_WR_FLUSH_ERR || !(sd->dying || sd->peer_closed)))
 		sd_fail(sd, -ECONNRESET);
-	c->done = true;
+	if (status && !x->status)
+		x->status = status;
+	if (x->status)
+		x->cancel = true;
+	x->outstanding--;
+	x->completed++;
+	sd->rw_slots++;
+	if (x->read)
+		sd->rw_reads--;
+	if (!x->outstanding && !x->on_pending)
+		sd_xfer_finish(sd, x);
+	sd_rw_kick(sd);
 	spin_unlock_bh(&sd->lock);
 	wake_up_all(&sd->rdma_wait);
 }
 
-/* Undoes sd_rw_prepare() of a chunk that is not (or no longer) in flight. */
-static void sd_rw_release(struct sd_rw_req *q, struct sd_rw_chunk *c)
+/* x leaves rw_pending: nothing more of it is posted. */
+static void sd_xfer_unqueue(struct sd_sock *sd, struct sd_xfer *x)
+	__must_hold(&sd->lock)
 {
-	struct sd_sock *sd = q->sd;
-
-	if (c->ctx_live)
-		rdma_rw_ctx_destroy(&c->ctx, sd->qp, sd->cm_id->port_num,
-				    c->sgl, c->nents, q->dir);
-	if (c->nr_pages)
-		unpin_user_pages_dirty_lock(c->pages, c->nr_pages, q->read);
-	kvfree(c->sgl);
-	kvfree(c->pages);
-	memset(c, 0, sizeof(*c));
+	list_del_init(&x->node);
+	x->on_pending = false;
+	sd->rw_posted = x->seq;
+	if (!x->outstanding)
+		sd_xfer_finish(sd, x);
 }
 
-/* Pins and maps the next chunk: the next region within the current descriptor. */
+/*
+ * Posts pending chunks in order while the send queue and the peer's ORD
+ * have room; cancels what can no longer be posted. Messages fenced
+ * behind a transfer go once its last chunk is posted.
+ */
+static void sd_rw_kick(struct sd_sock *sd)
+	__must_hold(&sd->lock)
+{
+	u64 posted = sd->rw_posted;
+	struct sd_rw_chunk *c;
+	struct sd_xfer *x;
+	int err;
+
+	while ((x = list_first_entry_or_null(&sd->rw_pending, struct sd_xfer, node))) {
+		if (!x->cancel && sd_qp_unusable(sd)) {
+			x->cancel = true;
+			if (!x->status)
+				x->status = x->next || x->sync ? sd_conn_errno(sd) :
+					    -ECANCELED;
+		}
+		if (x->cancel) {
+			sd_xfer_unqueue(sd, x);
+			continue;
+		}
+		if (!sd->rw_slots)
+			break;
+		if (x->read && sd->rw_reads >= max_t(u32, sd->initiator_depth, 1))
+			break;
+		c = &x->chunks[x->next];
+		c->cqe.done = sd_rw_done;
+		err = rdma_rw_ctx_post(&c->ctx, sd->qp, sd->cm_id->port_num,
+				       &c->cqe, NULL);
+		if (err) {
+			x->status = err;
+			x->cancel = true;
+			sd_fail(sd, -EIO);
+			continue;
+		}
+		sd->rw_slots--;
+		if (x->read)
+			sd->rw_reads++;
+		x->outstanding++;
+		if (++x->next == x->nr_chunks)
+			sd_xfer_unqueue(sd, x);
+	}
+	if (sd->rw_posted != posted)
+		sd_tx_flush(sd);
+}
+
+/* A message queued after transfer seq waits until it is all posted. */
+bool sd_rw_fenced(struct sd_sock *sd, u64 fence)
+	__must_hold(&sd->lock)
+{
+	return fence > sd->rw_posted;
+}
+
+/*
+ * Teardown, after the QP was flushed: what was never posted is cancelled,
+ * and every finished transfer released here (rw_work may be behind).
+ */
+void sd_rw_teardown(struct sd_sock *sd)
+{
+	spin_lock_bh(&sd->lock);
+	sd_rw_kick(sd);
+	spin_unlock_bh(&sd->lock);
+	flush_work(&sd->rw_work);
+	sd_rw_release_finished(sd);
+}
 
 /*
  * An iWARP RDMA READ lands in an MR that rdma_rw registers at the local
@@ -130,174 +450,415 @@ static void sd_rw_hide_iova(struct sd_sock *sd, struct sd_rw_chunk *c,
 	}
 }
 
-static int sd_rw_prepare(struct sd_rw_req *q, struct sd_rw_chunk *c)
+/* The rdma_rw context of a chunk whose pages and sgl are set. */
+static int sd_rw_ctx(struct sd_xfer *x, struct sd_rw_chunk *c,
+		     const struct smbdirect_buffer_descriptor_v1 *d, u64 desc_off)
 {
-	const struct smbdirect_buffer_descriptor_v1 *d = &q->desc[q->desc_idx];
-	struct sd_sock *sd = q->sd;
-	struct sd_iov_cursor start = q->cur;
-	u64 bytes, remote;
-	u32 pages;
+	struct sd_sock *sd = x->sd;
+	u64 remote;
 	int ret;
 
-	bytes = sd_iov_next_region(&q->cur, sd->rw_pages,
-				   min_t(u64, q->left, le32_to_cpu(d->length) - q->desc_off),
-				   &pages);
-	if (WARN_ON_ONCE(!bytes))
-		return -EINVAL;
-	c->req = q;
-	c->pages = kvmalloc_array(pages, sizeof(*c->pages), GFP_KERNEL);
-	c->sgl = kvmalloc_array(pages, sizeof(*c->sgl), GFP_KERNEL);
-	if (!c->pages || !c->sgl)
-		return -ENOMEM;
-	ret = sd_pin_region(&start, bytes, pages, q->read ? FOLL_WRITE : 0,
-			    c->pages, &c->nr_pages, c->sgl, &c->nents);
-	if (ret)
-		return ret;
 	/* sd_desc_check() ruled out overflow of offset + length. */
-	remote = le64_to_cpu(d->offset) + q->desc_off;
+	remote = le64_to_cpu(d->offset) + desc_off;
 	ret = rdma_rw_ctx_init(&c->ctx, sd->qp, sd->cm_id->port_num, c->sgl,
-			       c->nents, 0, remote, le32_to_cpu(d->token), q->dir);
+			       c->nents, 0, remote, le32_to_cpu(d->token), x->dir);
 	if (ret < 0)
 		return ret;
 	c->ctx_live = true;
-	sd_rw_hide_iova(sd, c, q->dir);
+	sd_rw_hide_iova(sd, c, x->dir);
 	/* The send queue holds rw_depth chunks of at most rw_wrs each. */
 	if (WARN_ON_ONCE(ret > sd->rw_wrs))
 		return -EIO;
-	q->left -= bytes;
-	q->desc_off += bytes;
-	if (q->desc_off == le32_to_cpu(d->length)) {
-		q->desc_idx++;
-		q->desc_off = 0;
+	return 0;
+}
+
+/*
+ * A file chunk: pages of the page cache (read in as needed), referenced
+ * until the transfer is released. A page truncated out of the file while
+ * we took it fails the transfer.
+ */
+static int sd_rw_file_pages(struct sd_xfer *x, struct sd_rw_chunk *c,
+			    struct file *file, u64 pos, u64 bytes, u32 pages)
+{
+	struct address_space *mapping = file->f_mapping;
+	pgoff_t first = pos >> PAGE_SHIFT;
+	u32 off = offset_in_page(pos), i, len;
+	struct page *page;
+
+	c->pages = kvmalloc_array(pages, sizeof(*c->pages), GFP_KERNEL_ACCOUNT);
+	c->sgl = kvmalloc_array(pages, sizeof(*c->sgl), GFP_KERNEL_ACCOUNT);
+	if (!c->pages || !c->sgl)
+		return -ENOMEM;
+	sg_init_table(c->sgl, pages);
+	for (i = 0; i < pages; i++) {
+		if (shmem_mapping(mapping))
+			page = shmem_read_mapping_page(mapping, first + i);
+		else
+			page = read_mapping_page(mapping, first + i, file);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		c->pages[c->nr_pages++] = page;
+		len = min_t(u64, PAGE_SIZE - off, bytes);
+		sg_set_page(&c->sgl[i], page, len, off);
+		off = 0;
+		bytes -= len;
+	}
+	c->nents = pages;
+	for (i = 0; i < pages; i++)
+		if (READ_ONCE(page_folio(c->pages[i])->mapping) != mapping)
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * Walks the chunks of a transfer: within each descriptor, pieces of at
+ * most rw_pages pages (and, for user memory, what one MR could map).
+ * With x NULL it only counts them. Returns the number of chunks or -errno.
+ */
+static int sd_xfer_walk(struct sd_sock *sd, struct sd_xfer *x,
+			const struct smbdirect_buffer_descriptor_v1 *desc,
+			struct sd_iov_cursor *cur, struct file *file,
+			u64 offset, u64 moved, unsigned long *total_pages)
+{
+	u32 idx = 0, pages, n = 0;
+	u64 desc_off = 0, bytes, left = moved;
+	struct sd_rw_chunk *c;
+	int err;
+
+	while (left) {
+		u64 room = min_t(u64, left, le32_to_cpu(desc[idx].length) - desc_off);
+
+		if (file) {
+			u64 pos = offset + (moved - left);
+			u64 span = (u64)sd->rw_pages << PAGE_SHIFT;
+
+			bytes = min(room, span - offset_in_page(pos));
+			pages = DIV_ROUND_UP(offset_in_page(pos) + bytes, PAGE_SIZE);
+		} else {
+			struct sd_iov_cursor start = *cur;
+
+			bytes = sd_iov_next_region(cur, sd->rw_pages, room, &pages);
+			if (WARN_ON_ONCE(!bytes))
+				return -EINVAL;
+			if (x) {
+				c = &x->chunks[n];
+				c->pages = kvmalloc_array(pages, sizeof(*c->pages),
+							  GFP_KERNEL_ACCOUNT);
+				c->sgl = kvmalloc_array(pages, sizeof(*c->sgl),
+							GFP_KERNEL_ACCOUNT);
+				if (!c->pages || !c->sgl)
+					return -ENOMEM;
+				err = sd_pin_region(&start, bytes, pages,
+						    x->read ? FOLL_WRITE : 0, c->pages,
+						    &c->nr_pages, c->sgl, &c->nents);
+				if (err)
+					return err;
+			}
+		}
+		*total_pages += pages;
+		if (x) {
+			c = &x->chunks[n];
+			c->x = x;
+			c->bytes = bytes;
+			if (file) {
+				err = sd_rw_file_pages(x, c, file,
+						       offset + (moved - left), bytes, pages);
+				if (err)
+					return err;
+			}
+			err = sd_rw_ctx(x, c, &desc[idx], desc_off);
+			if (err)
+				return err;
+		}
+		n++;
+		left -= bytes;
+		desc_off += bytes;
+		if (desc_off == le32_to_cpu(desc[idx].length)) {
+			idx++;
+			desc_off = 0;
+		}
+	}
+	return n;
+}
+
+static void sd_xfer_free(struct sd_sock *sd, struct sd_xfer *x)
+{
+	sd_xfer_release(x);
+	kfree(x->cqe);
+	kvfree(x);
+	sd_res_put(sd);
+}
+
+/*
+ * The local side of a file transfer: a regular file open for reading,
+ * with a page cache, and the range inside it.
+ */
+static struct file *sd_rw_file(const struct smbdirect_rdma_args *a, u64 *local)
+{
+	struct address_space *mapping;
+	struct inode *inode;
+	struct file *file;
+	u64 end;
+
+	file = fget(a->fd);
+	if (!file)
+		return ERR_PTR(-EBADF);
+	inode = file_inode(file);
+	mapping = file->f_mapping;
+	if (!(file->f_mode & FMODE_READ)) {
+		fput(file);
+		return ERR_PTR(-EBADF);
+	}
+	if (!S_ISREG(inode->i_mode) || check_add_overflow(a->offset, a->length, &end) ||
+	    end > (u64)i_size_read(inode)) {
+		fput(file);
+		return ERR_PTR(-EINVAL);
+	}
+	if (IS_DAX(inode) || (!shmem_mapping(mapping) &&
+			      (!mapping->a_ops || !mapping->a_ops->read_folio))) {
+		fput(file);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	*local = a->length;
+	return file;
+}
+
+/*
+ * Takes one transfer as far as it goes without the QP: checked, pinned or
+ * referenced, contexts ready. Under lock_sock() of a connected socket. The
+ * transfer holds a user reference.
+ */
+static struct sd_xfer *sd_xfer_build(struct sd_sock *sd,
+				     const struct smbdirect_rdma_args *a, bool sync)
+{
+	struct smbdirect_buffer_descriptor_v1 *desc = NULL;
+	bool read = a->op == SMBDIRECT_RDMA_READ;
+	bool is_file = a->flags & SMBDIRECT_RDMA_F_FILE;
+	unsigned long pages = 0, ignored = 0;
+	struct sd_iov_cursor cur = {}, dry;
+	struct iovec *iov = NULL;
+	struct file *file = NULL;
+	struct sd_xfer *x = NULL;
+	u64 local = 0, remote, moved;
+	int n, err;
+
+	if ((a->op != SMBDIRECT_RDMA_READ && a->op != SMBDIRECT_RDMA_WRITE) ||
+	    (a->flags & ~SMBDIRECT_RDMA_F_FILE) || a->reserved || !a->desc_count)
+		return ERR_PTR(-EINVAL);
+	if (is_file ? (read || a->iov || a->iov_count || !a->length) :
+		      (!a->iov_count || a->length || a->offset))
+		return ERR_PTR(-EINVAL);
+	if (a->iov_count > SMBDIRECT_IOV_MAX || a->desc_count > SMBDIRECT_DESC_MAX)
+		return ERR_PTR(-EMSGSIZE);
+	if (!is_file) {
+		iov = sd_iov_import(a->iov, a->iov_count);
+		if (IS_ERR(iov))
+			return ERR_CAST(iov);
+	}
+	desc = vmemdup_array_user(u64_to_user_ptr(a->desc), a->desc_count, sizeof(*desc));
+	if (IS_ERR(desc)) {
+		err = PTR_ERR(desc);
+		desc = NULL;
+		goto out;
+	}
+	err = sd_desc_check(desc, a->desc_count, &remote);
+	if (err)
+		goto out;
+	if (!is_file) {
+		err = sd_iov_user_total(iov, a->iov_count, U64_MAX, &local);
+		if (!err && !local)
+			err = -EINVAL;
+		if (err)
+			goto out;
+	}
+	moved = min(is_file ? a->length : local, remote);
+	if (moved > sd->params.max_read_write_size) {
+		err = -EMSGSIZE;
+		goto out;
+	}
+	/* The peer accepted the connection serving no RDMA READ at all. */
+	if (read && !READ_ONCE(sd->initiator_depth)) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (is_file) {
+		file = sd_rw_file(a, &local);
+		if (IS_ERR(file)) {
+			err = PTR_ERR(file);
+			file = NULL;
+			goto out;
+		}
+	}
+	if (iov)
+		sd_iov_cursor_init(&cur, iov, a->iov_count);
+	dry = cur;
+	n = sd_xfer_walk(sd, NULL, desc, iov ? &dry : NULL, file, a->offset, moved, &pages);
+	if (n <= 0) {
+		err = n ? n : -EINVAL;
+		goto out;
+	}
+	x = kvzalloc(struct_size(x, chunks, n), GFP_KERNEL_ACCOUNT);
+	if (!x) {
+		err = -ENOMEM;
+		goto out;
+	}
+	INIT_LIST_HEAD(&x->node);
+	x->sd = sd;
+	x->cookie = a->cookie;
+	x->read = read;
+	x->file = is_file;
+	x->sync = sync;
+	x->dir = read ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	x->nr_chunks = n;
+	x->bytes = moved;
+	if (!sync) {
+		x->cqe = sd_rw_cqe_alloc();
+		if (!x->cqe) {
+			kvfree(x);
+			x = NULL;
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	/* A user reference, as an ioctl's: teardown waits for the transfer. */
+	spin_lock_bh(&sd->lock);
+	if (sd->dying || !sd->pd || sd_qp_unusable(sd))
+		err = sd_conn_errno(sd);
+	else
+		atomic_inc(&sd->res_users);
+	spin_unlock_bh(&sd->lock);
+	if (err) {
+		kfree(x->cqe);
+		kvfree(x);
+		x = NULL;
+		goto out;
+	}
+	err = is_file ? 0 : sd_xfer_charge(x, pages);
+	if (!err) {
+		if (iov)
+			sd_iov_cursor_init(&cur, iov, a->iov_count);
+		n = sd_xfer_walk(sd, x, desc, iov ? &cur : NULL, file, a->offset,
+				 moved, &ignored);
+		err = n < 0 ? n : 0;
+	}
+	if (err) {
+		sd_xfer_free(sd, x);
+		x = NULL;
+	}
+out:
+	if (file)
+		fput(file);
+	kvfree(desc);
+	kvfree(iov);
+	return err ? ERR_PTR(err) : x;
+}
+
+/* Hands built transfers to the posting order; under lock_sock(). */
+static void sd_xfer_commit(struct sd_sock *sd, struct sd_xfer **xs, u32 nr)
+{
+	u32 i;
+
+	spin_lock_bh(&sd->lock);
+	for (i = 0; i < nr; i++) {
+		xs[i]->seq = ++sd->rw_taken;
+		xs[i]->on_pending = true;
+		list_add_tail(&xs[i]->node, &sd->rw_pending);
+		sd->rw_inflight++;
+		trace_af_smbdirect_rdma_issue(&sd->sk, xs[i]->read, xs[i]->bytes,
+					      xs[i]->nr_chunks, 0);
+	}
+	sd_rw_kick(sd);
+	spin_unlock_bh(&sd->lock);
+}
+
+/*
+ * Waits, within *timeo, until nr more transfers fit the socket's limit.
+ * Under lock_sock(), which the wait lets go of.
+ */
+int sd_rw_wait_slots(struct sd_sock *sd, u32 nr, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &sd->sk;
+	int err;
+
+	if (nr > READ_ONCE(sd->rw_limit))
+		return -EINVAL;
+	while (READ_ONCE(sd->rw_inflight) + nr > READ_ONCE(sd->rw_limit)) {
+		if (sd->state != SD_CONNECTED) {
+			err = sock_error(sk);
+			return err ? err : -EPIPE;
+		}
+		if (!*timeo)
+			return -EAGAIN;
+		if (signal_pending(current))
+			return sock_intr_errno(*timeo);
+		add_wait_queue(sk_sleep(sk), &wait);
+		sk_wait_event(sk, timeo, sd->state != SD_CONNECTED ||
+			      READ_ONCE(sd->rw_inflight) + nr <= READ_ONCE(sd->rw_limit),
+			      &wait);
+		remove_wait_queue(sk_sleep(sk), &wait);
 	}
 	return 0;
 }
 
-static int sd_rw_post(struct sd_rw_req *q, struct sd_rw_chunk *c)
+/*
+ * SMBDIRECT_CMSG_RDMA: takes nr transfers, all or none. Under lock_sock()
+ * of a connected socket; the caller made room (sd_rw_wait_slots()).
+ */
+int sd_rw_submit(struct sd_sock *sd, const struct smbdirect_rdma_args *args, u32 nr)
 {
-	struct sd_sock *sd = q->sd;
-	int err;
-
-	c->cqe.done = sd_rw_done;
-	spin_lock_bh(&sd->lock);
-	if (sd_qp_unusable(sd))
-		err = sd_conn_errno(sd);
-	else
-		err = rdma_rw_ctx_post(&c->ctx, sd->qp, sd->cm_id->port_num,
-				       &c->cqe, NULL);
-	if (!err) {
-		c->posted = true;
-		q->inflight++;
-	}
-	spin_unlock_bh(&sd->lock);
-	return err;
-}
-
-static bool sd_rw_any_done(void *arg)
-{
-	struct sd_rw_req *q = arg;
-	struct sd_sock *sd = q->sd;
-	bool done = false;
+	struct sd_xfer *xs[SMBDIRECT_RDMA_CMSG_MAX];
 	u32 i;
 
-	spin_lock_bh(&sd->lock);
-	for (i = 0; i < q->depth; i++)
-		done |= q->chunks[i].posted && q->chunks[i].done;
-	spin_unlock_bh(&sd->lock);
+	if (WARN_ON_ONCE(nr > SMBDIRECT_RDMA_CMSG_MAX))
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		xs[i] = sd_xfer_build(sd, &args[i], false);
+		if (IS_ERR(xs[i])) {
+			int err = PTR_ERR(xs[i]);
+
+			while (i--)
+				sd_xfer_free(sd, xs[i]);
+			return err;
+		}
+	}
+	sd_xfer_commit(sd, xs, nr);
+	return 0;
+}
+
+static bool sd_xfer_released(void *arg)
+{
+	struct sd_xfer *x = arg;
+	bool done;
+
+	spin_lock_bh(&x->sd->lock);
+	done = x->released;
+	spin_unlock_bh(&x->sd->lock);
 	return done;
 }
 
-/* Retires completed chunks; the first failure becomes the call's error. */
-static void sd_rw_retire(struct sd_rw_req *q)
+/* Posts no more of x; what is in flight completes. */
+static void sd_xfer_cancel(struct sd_sock *sd, struct sd_xfer *x, int err)
 {
-	struct sd_sock *sd = q->sd;
-	struct sd_rw_chunk *c;
-	bool done;
-	int status;
-	u32 i;
-
-	for (i = 0; i < q->depth; i++) {
-		c = &q->chunks[i];
-		spin_lock_bh(&sd->lock);
-		done = c->posted && c->done;
-		status = c->status;
-		spin_unlock_bh(&sd->lock);
-		if (!done)
-			continue;
-		q->inflight--;
-		if (status && (!q->err || q->err == -ERESTARTSYS))
-			q->err = status;
-		sd_rw_release(q, c);
-	}
+	spin_lock_bh(&sd->lock);
+	if (!x->status)
+		x->status = err;
+	x->cancel = true;
+	sd_rw_kick(sd);
+	spin_unlock_bh(&sd->lock);
 }
 
-static struct sd_rw_chunk *sd_rw_free_chunk(struct sd_rw_req *q)
-{
-	u32 i;
-
-	for (i = 0; i < q->depth; i++)
-		if (!q->chunks[i].req)
-			return &q->chunks[i];
-	return NULL;
-}
-
-static void sd_rw_run(struct sd_rw_req *q)
-{
-	struct sd_sock *sd = q->sd;
-	struct sd_rw_chunk *c;
-	long t;
-	int err;
-
-	for (;;) {
-		while (!q->err && q->left && q->inflight < q->depth) {
-			if (signal_pending(current)) {
-				q->err = -ERESTARTSYS;
-				break;
-			}
-			c = sd_rw_free_chunk(q);
-			if (WARN_ON_ONCE(!c)) {
-				q->err = -EIO;
-				break;
-			}
-			err = sd_rw_prepare(q, c);
-			if (!err)
-				err = sd_rw_post(q, c);
-			if (err) {
-				sd_rw_release(q, c);
-				q->err = err;
-			}
-		}
-		if (!q->inflight)
-			return;
-		/*
-		 * Posted work is always waited for; a signal only stops posting.
-		 * No progress for SD_RW_STALL means the QP is stuck (or the
-		 * peer is gone): sd_wait_wrs() flushes it.
-		 */
-		if (!q->err) {
-			t = wait_event_interruptible_timeout(sd->rdma_wait,
-							     sd_rw_any_done(q),
-							     SD_RW_STALL);
-			if (t < 0)
-				q->err = -ERESTARTSYS;
-			else if (!t)
-				q->err = -ETIMEDOUT;
-		}
-		if (q->err)
-			sd_wait_wrs(sd, sd_rw_any_done, q,
-				    q->err == -ETIMEDOUT ? 0 : SD_RW_STALL);
-		sd_rw_retire(q);
-	}
-}
-
+/* RDMA_READV / RDMA_WRITEV: one transfer, waited for. */
 int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 {
-	struct smbdirect_buffer_descriptor_v1 *desc = NULL;
 	struct smbdirect_rdma __user *ur = arg;
-	struct sd_rw_req *q = NULL;
+	struct smbdirect_rdma_args a = {};
+	long timeo = MAX_SCHEDULE_TIMEOUT;
+	struct sock *sk = &sd->sk;
 	struct smbdirect_rdma r;
-	struct iovec *iov = NULL;
-	u64 local, remote, moved;
+	struct sd_xfer *x;
+	u32 progress;
+	long t;
 	int err;
 
 	err = sd_ioctl_copy_in(&r, ur, sizeof(r));
@@ -307,87 +868,75 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 		return -EINVAL;
 	if (r.iov_count > SMBDIRECT_IOV_MAX || r.desc_count > SMBDIRECT_DESC_MAX)
 		return -EMSGSIZE;
-	iov = sd_iov_import(r.iov, r.iov_count);
-	if (IS_ERR(iov))
-		return PTR_ERR(iov);
-	desc = vmemdup_array_user(u64_to_user_ptr(r.desc), r.desc_count, sizeof(*desc));
-	if (IS_ERR(desc)) {
-		err = PTR_ERR(desc);
-		desc = NULL;
-		goto out;
-	}
-	err = sd_desc_check(desc, r.desc_count, &remote);
-	if (err)
-		goto out;
-	err = sd_iov_user_total(iov, r.iov_count, U64_MAX, &local);
-	if (err)
-		goto out;
-	if (!local) {
-		err = -EINVAL;
-		goto out;
-	}
-	moved = min(local, remote);
+	a.op = read ? SMBDIRECT_RDMA_READ : SMBDIRECT_RDMA_WRITE;
+	a.iov = r.iov;
+	a.iov_count = r.iov_count;
+	a.desc = r.desc;
+	a.desc_count = r.desc_count;
 
-	err = sd_res_get(sd, true);
-	if (err)
-		goto out;
-	if (moved > sd->params.max_read_write_size) {
-		err = -EMSGSIZE;
-		goto out_put;
+	lock_sock(sk);
+	if (sd->state == SD_UNCONNECTED || sd->state == SD_LISTENING ||
+	    sd->state == SD_CONNECTING) {
+		err = -ENOTCONN;
+	} else if (sd->state != SD_CONNECTED) {
+		err = sock_error(sk);
+		if (!err)
+			err = -EPIPE;
+	} else {
+		err = sd_rw_wait_slots(sd, 1, &timeo);
+		if (err == -EINVAL)
+			err = -ENOBUFS;	/* SMBDIRECT_OPT_RDMA_INFLIGHT 0: impossible */
 	}
-	/* The peer accepted the connection serving no RDMA READ at all. */
-	if (read && !READ_ONCE(sd->initiator_depth)) {
-		err = -EOPNOTSUPP;
-		goto out_put;
-	}
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
-	if (q)
-		q->chunks = kcalloc(sd->rw_depth, sizeof(*q->chunks), GFP_KERNEL);
-	if (!q || !q->chunks) {
-		err = -ENOMEM;
-		goto out_put;
-	}
-	q->sd = sd;
-	q->read = read;
-	q->dir = read ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
-	q->depth = read ? clamp_t(u32, sd->initiator_depth, 1, sd->rw_depth) : sd->rw_depth;
-	q->desc = desc;
-	q->nr_desc = r.desc_count;
-	q->left = moved;
-	sd_iov_cursor_init(&q->cur, iov, r.iov_count);
+	x = err ? ERR_PTR(err) : sd_xfer_build(sd, &a, true);
+	if (!IS_ERR(x))
+		sd_xfer_commit(sd, &x, 1);
+	release_sock(sk);
+	if (IS_ERR(x))
+		return PTR_ERR(x);
 
-	if (mutex_lock_interruptible(&sd->rw_mutex)) {
-		err = -ERESTARTSYS;
-		goto out_put;
+	/*
+	 * Posted work is always waited for; a signal only stops posting.
+	 * No chunk completing for SD_RW_STALL means the QP is stuck (or
+	 * the peer is gone): sd_wait_wrs() flushes it.
+	 */
+	progress = 0;
+	for (;;) {
+		t = wait_event_interruptible_timeout(sd->rdma_wait, sd_xfer_released(x),
+						     SD_RW_STALL);
+		if (t > 0)
+			break;
+		if (t < 0) {
+			sd_xfer_cancel(sd, x, -ERESTARTSYS);
+			sd_wait_wrs(sd, sd_xfer_released, x, SD_RW_STALL);
+			break;
+		}
+		spin_lock_bh(&sd->lock);
+		t = x->completed != progress;
+		progress = x->completed;
+		spin_unlock_bh(&sd->lock);
+		if (t)
+			continue;
+		sd_xfer_cancel(sd, x, -ETIMEDOUT);
+		sd_wait_wrs(sd, sd_xfer_released, x, 0);
+		break;
 	}
-	trace_af_smbdirect_rdma_issue(&sd->sk, read, moved, r.desc_count, 0);
-	sd_rw_run(q);
-	mutex_unlock(&sd->rw_mutex);
-	err = q->err;
-	trace_af_smbdirect_rdma_done(&sd->sk, read, err ? 0 : moved,
-				     r.desc_count, err);
 	spin_lock_bh(&sd->lock);
-	if (!err) {
-		sd_stat_add(sd, read ? SD_STAT_RDMA_READS : SD_STAT_RDMA_WRITES, 1);
-		sd_stat_add(sd, read ? SD_STAT_RDMA_READ_BYTES :
-			    SD_STAT_RDMA_WRITE_BYTES, moved);
-	} else if (err != -ERESTARTSYS && err != -EINTR) {
-		/* The transfer failed; a signal only interrupted it. */
-		sd_stat_add(sd, SD_STAT_ERR_RDMA, 1);
-	}
+	err = x->status;
+	sd->rw_inflight--;
 	spin_unlock_bh(&sd->lock);
-	if (!err) {
-		r.bytes = moved;
-		if (put_user(r.bytes, &ur->bytes))
-			err = -EFAULT;
-	}
-out_put:
+	sd_wake(sd);
+	if (!err && put_user(x->bytes, &ur->bytes))
+		err = -EFAULT;
+	kvfree(x);
 	sd_res_put(sd);
-out:
-	if (q)
-		kfree(q->chunks);
-	kfree(q);
-	kvfree(desc);
-	kvfree(iov);
 	return err;
+}
+
+void sd_rw_setup(struct sd_sock *sd)
+{
+	INIT_LIST_HEAD(&sd->rw_pending);
+	INIT_LIST_HEAD(&sd->rw_finished);
+	INIT_LIST_HEAD(&sd->rw_cq);
+	INIT_WORK(&sd->rw_work, sd_rw_work_fn);
+	sd->rw_limit = SD_RW_INFLIGHT_DEFAULT;
 }

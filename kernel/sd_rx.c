@@ -303,7 +303,9 @@ int sd_recvmsg(struct socket *sock, struct msghdr *msg, size_t len, int flags)
 	int err = 0;
 	u32 pos;
 
-	if (flags & (MSG_OOB | MSG_ERRQUEUE))
+	if (flags & MSG_ERRQUEUE)
+		return sd_rw_recv_errqueue(sd, msg);
+	if (flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	lock_sock(sk);
 	if (sd->state == SD_LISTENING || sd->state == SD_UNCONNECTED ||

@@ -89,6 +89,7 @@ struct sd_msg {
 	u32 msg_off;	/* tx: where the piece starts in the message */
 	bool inv;	/* tx: last PDU goes with SEND_WITH_INVALIDATE of inv_token */
 	u32 inv_token;
+	u64 rw_fence;	/* tx: sd->rw_taken when queued (sd_rw_fenced()) */
 	u8 *data;
 };
 
@@ -99,6 +100,16 @@ static inline bool sd_msg_last(const struct sd_msg *m)
 }
 
 struct sd_reg;
+
+/* A completion for MSG_ERRQUEUE (sd_rw.c). */
+struct sd_rw_cqe {
+	struct list_head node;	/* sd->rw_cq, under sd->lock */
+	struct smbdirect_rdma_completion c;
+	bool slot;		/* holds an SMBDIRECT_OPT_RDMA_INFLIGHT slot */
+};
+
+/* SMBDIRECT_OPT_RDMA_INFLIGHT's default. */
+#define SD_RW_INFLIGHT_DEFAULT 64
 
 /*
  * Counters of one socket (SMBDIRECT_A_STATS_*), under sd->lock. Entry i is
@@ -255,7 +266,6 @@ struct sd_sock {
 	atomic_t res_users;
 	wait_queue_head_t rdma_wait;	/* completions, budgets, res_users */
 	u32 reg_wr_free;	/* send-queue room for REG_MR/LOCAL_INV; sd->lock */
-	struct mutex rw_mutex;	/* one RDMA_READV/WRITEV at a time */
 	u32 rw_depth;		/* rdma_rw contexts in flight */
 	u32 rw_pages;		/* pages per context */
 	u32 rw_wrs;		/* send-queue WRs one context may take */
@@ -263,6 +273,23 @@ struct sd_sock {
 	unsigned int nr_regs;	/* live and being registered */
 	u64 pinned_bytes;	/* pages they pin, in bytes; sd->lock */
 	u64 next_reg_id;
+	/*
+	 * Transfers (sd_rw.c), under sd->lock: those with chunks to post in
+	 * order, those finished for rw_work to release, and completions for
+	 * MSG_ERRQUEUE. rw_taken counts transfers taken, rw_posted is the
+	 * last one all posted (or cancelled): messages queued after a
+	 * transfer wait for it.
+	 */
+	struct list_head rw_pending;
+	struct list_head rw_finished;
+	struct list_head rw_cq;
+	struct work_struct rw_work;
+	u64 rw_taken;
+	u64 rw_posted;
+	u32 rw_slots;		/* of rw_depth, free now */
+	u32 rw_reads;		/* RDMA READ contexts posted */
+	u32 rw_inflight;	/* transfers taken and not reaped */
+	u32 rw_limit;		/* SMBDIRECT_OPT_RDMA_INFLIGHT; lock_sock() */
 	bool tx_inv_pending;	/* STREAM: token for the next message */
 	u32 tx_inv_token;
 
@@ -480,6 +507,17 @@ int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 
 /* sd_rw.c */
 int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read);
+void sd_rw_setup(struct sd_sock *sd);
+void sd_rw_teardown(struct sd_sock *sd);
+int sd_rw_wait_slots(struct sd_sock *sd, u32 nr, long *timeo);
+int sd_rw_submit(struct sd_sock *sd, const struct smbdirect_rdma_args *args, u32 nr);
+bool sd_rw_fenced(struct sd_sock *sd, u64 fence);
+bool sd_rw_cq_ready(struct sd_sock *sd);
+int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg);
+void sd_rw_cq_free(struct sd_sock *sd);
+struct sd_rw_cqe *sd_rw_cqe_alloc(void);
+void sd_rw_cqe_post(struct sd_sock *sd, struct sd_rw_cqe *e, u64 cookie,
+		    int status, u64 bytes, bool slot);
 
 /* sd_diag.c */
 void sd_all_add(struct sd_sock *sd);

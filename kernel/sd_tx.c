@@ -83,6 +83,9 @@ static int sd_tx_start(struct sd_sock *sd)
 	if (sd->tx_cur || list_empty(&sd->tx_queue))
 		return 0;
 	m = list_first_entry(&sd->tx_queue, struct sd_msg, node);
+	/* Its RDMA WRITEs go first: RC places them before the message. */
+	if (!m->msg_off && sd_rw_fenced(sd, m->rw_fence))
+		return 0;
 	if (!m->msg_off && sd_core_send_message(&sd->core, m->msg_len, &act))
 		return -EPROTO;
 	sd->tx_cur = m;
@@ -353,6 +356,7 @@ static void sd_tx_queue(struct sd_sock *sd, struct sd_msg *m)
 {
 	spin_lock_bh(&sd->lock);
 	list_add_tail(&m->node, &sd->tx_queue);
+	m->rw_fence = sd->rw_taken;
 	sd->tx_queued += m->len;
 	sd_tx_flush(sd);
 	spin_unlock_bh(&sd->lock);
@@ -508,30 +512,74 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 }
 
 /*
- * The one control message: SMBDIRECT_CMSG_SEND_INVALIDATE, or upstream's
- * SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE at level 289. Returns 1 with
- * *token set, 0 without one, -EINVAL for anything else.
+ * The control messages: at most one token (SMBDIRECT_CMSG_SEND_INVALIDATE,
+ * or upstream's SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE at level 289) and
+ * up to SMBDIRECT_RDMA_CMSG_MAX transfers (SMBDIRECT_CMSG_RDMA, at either
+ * level), copied to args. Returns 1 with *token set, 0 without one,
+ * -EINVAL for anything else.
  */
-static int sd_send_cmsg(struct msghdr *msg, u32 *token)
+static int sd_send_cmsg(struct msghdr *msg, u32 *token,
+			struct smbdirect_rdma_args *args, u32 *nr_args)
 {
 	struct cmsghdr *cmsg;
 	int found = 0;
 
+	*nr_args = 0;
 	for_each_cmsghdr(cmsg, msg) {
+		bool level = cmsg->cmsg_level == SOL_SMBDIRECT ||
+			     (sd_sol_level_ipproto() &&
+			      cmsg->cmsg_level == sd_sol_level_ipproto());
 		bool ours = cmsg->cmsg_level == SOL_SMBDIRECT &&
 			    cmsg->cmsg_type == SMBDIRECT_CMSG_SEND_INVALIDATE;
 		bool upstream = sd_sol_level_ipproto() &&
 				cmsg->cmsg_level == sd_sol_level_ipproto() &&
 				cmsg->cmsg_type == SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE;
 
+		if (!CMSG_OK(msg, cmsg))
+			return -EINVAL;
+		if (level && cmsg->cmsg_type == SMBDIRECT_CMSG_RDMA) {
+			if (cmsg->cmsg_len != CMSG_LEN(sizeof(*args)) ||
+			    *nr_args == SMBDIRECT_RDMA_CMSG_MAX)
+				return -EINVAL;
+			memcpy(&args[(*nr_args)++], CMSG_DATA(cmsg), sizeof(*args));
+			continue;
+		}
 		/* Both carry one __u32, the peer's token. */
-		if (!CMSG_OK(msg, cmsg) || !(ours || upstream) ||
-		    cmsg->cmsg_len != CMSG_LEN(sizeof(u32)) || found)
+		if (!(ours || upstream) || cmsg->cmsg_len != CMSG_LEN(sizeof(u32)) || found)
 			return -EINVAL;
 		memcpy(token, CMSG_DATA(cmsg), sizeof(u32));
 		found = 1;
 	}
 	return found;
+}
+
+/*
+ * Transfers before the message: room for both first (the transfers'
+ * slots and, with a message, its bytes in SO_SNDBUF), so that nothing is
+ * taken when the call cannot go on. Under lock_sock().
+ */
+static int sd_send_rdma(struct sd_sock *sd, const struct smbdirect_rdma_args *args,
+			u32 nr, size_t len, long *timeo)
+{
+	u32 need = 0;
+	int err;
+
+	if (len)
+		need = sd->type == SOCK_SEQPACKET ? len : 1;
+	if (sd->type == SOCK_SEQPACKET && len > sd->params.max_fragmented_send_size)
+		return -EMSGSIZE;
+	for (;;) {
+		err = sd_rw_wait_slots(sd, nr, timeo);
+		if (!err && need)
+			err = sd_tx_wait(sd, timeo, need);
+		if (err)
+			return err;
+		if (sd->state != SD_CONNECTED)
+			return sd->sk.sk_err ? sd_sock_error(&sd->sk) : -EPIPE;
+		if (sd->rw_inflight + nr <= sd->rw_limit)
+			break;
+	}
+	return sd_rw_submit(sd, args, nr);
 }
 
 /*
@@ -566,18 +614,24 @@ static int sd_stream_set_inv(struct sd_sock *sd, u32 token)
 
 int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
+	struct smbdirect_rdma_args *args = NULL;
 	struct sock *sk = sock->sk;
 	struct sd_sock *sd = sd_sk(sk);
-	u32 token;
+	u32 token, nr_args = 0;
 	long timeo;
 	int err, inv = 0;
 
 	if (msg->msg_flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	if (msg->msg_controllen) {
-		inv = sd_send_cmsg(msg, &token);
-		if (inv < 0)
+		args = kmalloc_array(SMBDIRECT_RDMA_CMSG_MAX, sizeof(*args), GFP_KERNEL);
+		if (!args)
+			return -ENOMEM;
+		inv = sd_send_cmsg(msg, &token, args, &nr_args);
+		if (inv < 0) {
+			kfree(args);
 			return inv;
+		}
 	}
 	lock_sock(sk);
 	if (sd->state != SD_CONNECTED) {
@@ -591,6 +645,12 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out;
 	}
 	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	if (nr_args) {
+		err = sd_send_rdma(sd, args, nr_args, len, &timeo);
+		/* Transfers alone: a zero-length send that sends nothing. */
+		if (err || !len)
+			goto out;
+	}
 	if (sd->type == SOCK_SEQPACKET) {
 		err = sd_send_seqpacket(sd, msg, len, &timeo, inv ? &token : NULL);
 	} else {
@@ -605,6 +665,7 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	}
 out:
 	release_sock(sk);
+	kfree(args);
 	sd_tx_reap(sd);
 	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
 		send_sig(SIGPIPE, current, 0);

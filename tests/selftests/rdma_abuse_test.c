@@ -33,8 +33,14 @@ _Static_assert(sizeof(struct smbdirect_register) == 40 &&
 	       offsetof(struct smbdirect_register, iov) == 8 &&
 	       offsetof(struct smbdirect_register, desc) == 24 &&
 	       offsetof(struct smbdirect_register, id) == 32, "register");
-_Static_assert(sizeof(struct smbdirect_deregister) == 24 &&
-	       offsetof(struct smbdirect_deregister, state) == 16, "deregister");
+_Static_assert(sizeof(struct smbdirect_deregister) == 32 &&
+	       offsetof(struct smbdirect_deregister, state) == 16 &&
+	       offsetof(struct smbdirect_deregister, cookie) == 24, "deregister");
+_Static_assert(sizeof(struct smbdirect_rdma_args) == 64 &&
+	       offsetof(struct smbdirect_rdma_args, desc) == 16 &&
+	       offsetof(struct smbdirect_rdma_args, iov) == 32 &&
+	       offsetof(struct smbdirect_rdma_args, offset) == 48, "rdma_args");
+_Static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "completion");
 _Static_assert(sizeof(struct smbdirect_rdma) == 40 &&
 	       offsetof(struct smbdirect_rdma, iov) == 8 &&
 	       offsetof(struct smbdirect_rdma, desc) == 24 &&

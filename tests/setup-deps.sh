@@ -19,7 +19,7 @@ bookworm=(
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev ibverbs-providers
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
-	nettle-dev
+	nettle-dev liburing-dev
 	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema
 	debian-archive-keyring ca-certificates
 )

@@ -1,0 +1,831 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Asynchronous RDMA transfers end to end (uapi/linux/smbdirect.h,
+ * SMBDIRECT_CMSG_RDMA): A (the SMB client) registers memory and sends its
+ * descriptors; B (the server) submits many transfers against them with
+ * sendmsg, never waiting, and reaps completions from the error queue. Every
+ * byte is checked, every cookie must complete exactly once, and B's pinned
+ * pages must be back to their value after each case.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <liburing.h>
+
+#include "kselftest_harness.h"
+#include "sd_test.h"
+
+#define PAGE 4096UL
+#define MAXD 64
+#define KIB 1024UL
+#define MIB (1UL << 20)
+#define NMAX 128
+
+FIXTURE(async) {
+	int c, s;		/* c is A (registers), s is B (moves data) */
+	pid_t child;
+};
+
+SD_TARGET_VARIANT(async);
+
+SD_ADD_TARGET_VARIANTS(async);
+
+FIXTURE_SETUP(async)
+{
+	self->c = self->s = -1;
+	self->child = 0;
+	SD_SETUP_TARGET();
+}
+
+FIXTURE_TEARDOWN(async)
+{
+	sd_teardown_pair(self->c, self->s, self->child);
+}
+
+static void *map_bytes(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * The descriptors covering bytes [off, off + len) of the stream the list
+ * d[0..n) describes: what a server cuts out of a client's buffer.
+ */
+static __u32 slice(const struct smbdirect_buffer_descriptor_v1 *d, __u32 n, __u64 off,
+		   __u64 len, struct smbdirect_buffer_descriptor_v1 *out)
+{
+	__u32 i, k = 0;
+
+	for (i = 0; i < n && len; i++) {
+		__u64 l = le32toh(d[i].length), take;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		take = l - off < len ? l - off : len;
+		out[k].offset = htole64(le64toh(d[i].offset) + off);
+		out[k].token = d[i].token;
+		out[k].length = htole32((__u32)take);
+		k++;
+		len -= take;
+		off = 0;
+	}
+	return k;
+}
+
+static void prep(struct smbdirect_rdma_args *a, __u64 cookie, __u32 op, const struct iovec *iov,
+		 const struct smbdirect_buffer_descriptor_v1 *d, __u32 n)
+{
+	memset(a, 0, sizeof(*a));
+	a->cookie = cookie;
+	a->op = op;
+	a->iov = (__u64)(uintptr_t)iov;
+	a->iov_count = 1;
+	a->desc = (__u64)(uintptr_t)d;
+	a->desc_count = n;
+	a->fd = -1;
+}
+
+static void prep_file(struct smbdirect_rdma_args *a, __u64 cookie, int fd, __u64 off, __u64 len,
+		      const struct smbdirect_buffer_descriptor_v1 *d, __u32 n)
+{
+	memset(a, 0, sizeof(*a));
+	a->cookie = cookie;
+	a->op = SMBDIRECT_RDMA_WRITE;
+	a->flags = SMBDIRECT_RDMA_F_FILE;
+	a->fd = fd;
+	a->offset = off;
+	a->length = len;
+	a->desc = (__u64)(uintptr_t)d;
+	a->desc_count = n;
+}
+
+/* The control messages of n transfers (and a token) into ctl. */
+static size_t build_ctl(char *ctl, size_t room, const struct smbdirect_rdma_args *a, unsigned int n,
+			const __u32 *token)
+{
+	struct msghdr mh = { .msg_control = ctl, .msg_controllen = room };
+	struct cmsghdr *cm;
+	size_t used = 0;
+	unsigned int i;
+
+	memset(ctl, 0, room);
+	cm = CMSG_FIRSTHDR(&mh);
+	for (i = 0; i < n; i++) {
+		cm->cmsg_level = SOL_SMBDIRECT;
+		cm->cmsg_type = SMBDIRECT_CMSG_RDMA;
+		cm->cmsg_len = CMSG_LEN(sizeof(*a));
+		memcpy(CMSG_DATA(cm), &a[i], sizeof(*a));
+		used += CMSG_SPACE(sizeof(*a));
+		cm = CMSG_NXTHDR(&mh, cm);
+	}
+	if (token) {
+		cm->cmsg_level = SOL_SMBDIRECT;
+		cm->cmsg_type = SMBDIRECT_CMSG_SEND_INVALIDATE;
+		cm->cmsg_len = CMSG_LEN(sizeof(*token));
+		memcpy(CMSG_DATA(cm), token, sizeof(*token));
+		used += CMSG_SPACE(sizeof(*token));
+	}
+	return used;
+}
+
+/*
+ * n transfers, then (len > 0) one message: SOCK_STREAM frames it. Returns
+ * what sendmsg returned or -errno.
+ */
+static long submit(int fd, int type, const struct smbdirect_rdma_args *a, unsigned int n,
+		   const void *msg, __u32 len, const __u32 *token, int flags)
+{
+	static char ctl[CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) * 70 + 64]
+		__attribute__((aligned(8)));
+	__u32 be = htonl(len);
+	struct iovec iov[2] = { { &be, 4 }, { (void *)msg, len } };
+	struct msghdr mh = { 0 };
+	ssize_t r;
+
+	mh.msg_control = ctl;
+	mh.msg_controllen = build_ctl(ctl, sizeof(ctl), a, n, token);
+	if (len) {
+		mh.msg_iov = type == SOCK_STREAM ? iov : iov + 1;
+		mh.msg_iovlen = type == SOCK_STREAM ? 2 : 1;
+	}
+	r = sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
+	return r < 0 ? -errno : r;
+}
+
+/* One recvmsg(MSG_ERRQUEUE): completions reaped, or -errno. */
+static int reap(int fd, struct smbdirect_rdma_completion *c, unsigned int max, int *ctrunc)
+{
+	char ctl[CMSG_SPACE(sizeof(*c) * 32)] __attribute__((aligned(8)));
+	struct msghdr mh = { .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *cm;
+	unsigned int n;
+
+	if (max > 32)
+		max = 32;
+	mh.msg_controllen = CMSG_SPACE(sizeof(*c) * max);
+	if (recvmsg(fd, &mh, MSG_ERRQUEUE) < 0)
+		return -errno;
+	if (ctrunc)
+		*ctrunc = !!(mh.msg_flags & MSG_CTRUNC);
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_level != SOL_SMBDIRECT || cm->cmsg_type != SMBDIRECT_CMSG_RDMA_COMPLETION)
+		return -EBADMSG;
+	n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(*c);
+	if (n * sizeof(*c) != cm->cmsg_len - CMSG_LEN(0) || n > max)
+		return -EBADMSG;
+	memcpy(c, CMSG_DATA(cm), n * sizeof(*c));
+	return n;
+}
+
+/*
+ * Reaps until want completions arrived (waiting with poll for POLLERR,
+ * ms at most); returns how many, or -errno.
+ */
+static int reap_all(int fd, struct smbdirect_rdma_completion *c, unsigned int want, int ms)
+{
+	long end = sd_now_ms() + ms;
+	unsigned int got = 0;
+	int r;
+
+	while (got < want) {
+		struct pollfd p = { .fd = fd, .events = 0 };
+		long left = end - sd_now_ms();
+
+		if (left <= 0)
+			break;
+		r = poll(&p, 1, (int)left);
+		if (r < 0)
+			return -errno;
+		if (!r)
+			break;
+		if (!(p.revents & POLLERR))
+			return -EPROTO;	/* woken for something else: not ours to judge */
+		r = reap(fd, c + got, want - got, NULL);
+		if (r == -EAGAIN)
+			continue;	/* the socket's own error, not a completion */
+		if (r < 0)
+			return r;
+		got += r;
+	}
+	return got;
+}
+
+/* Every cookie base..base+n-1 exactly once. */
+static int cookies_once(const struct smbdirect_rdma_completion *c, unsigned int n, __u64 base)
+{
+	unsigned char seen[NMAX] = { 0 };
+	unsigned int i;
+
+	if (n > NMAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (c[i].cookie < base || c[i].cookie >= base + n || seen[c[i].cookie - base]++)
+			return 0;
+	}
+	return 1;
+}
+
+static int send_descs(int fd, int type, const struct smbdirect_buffer_descriptor_v1 *d, __u32 n)
+{
+	return sd_msg_send(fd, type, d, n * sizeof(*d));
+}
+
+static long recv_descs(int fd, int type, struct smbdirect_buffer_descriptor_v1 *d)
+{
+	long len = sd_msg_recv(fd, type, d, MAXD * sizeof(*d));
+
+	if (len < 0)
+		return len;
+	return len % sizeof(*d) ? -EBADMSG : len / (long)sizeof(*d);
+}
+
+/* A registers [buf, len) with flags and B receives the descriptors. */
+static long offer(struct __test_metadata *_metadata, int a, int b, int type, __u32 flags,
+		  void *buf, size_t len, struct smbdirect_buffer_descriptor_v1 *got, __u64 *id)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	__u32 n;
+	int ret = sd_register_buf(a, flags, buf, len, d, MAXD, &n, id);
+	long r;
+
+	EXPECT_EQ(0, ret) TH_LOG("REGISTER %zu bytes: %s", len, strerror(-ret));
+	if (ret)
+		return ret;
+	EXPECT_EQ(0, send_descs(a, type, d, n));
+	r = recv_descs(b, type, got);
+	EXPECT_EQ((long)n, r);
+	return r;
+}
+
+static const size_t mixed[] = { 1, 4095, 4096, 4097, 65539, 12345, 200000, 777 };
+
+/*
+ * 40 WRITEs of mixed sizes in two sendmsg calls, all in flight at once,
+ * then 40 READs of the same ranges back: data, cookies and bytes exact.
+ */
+TEST_F_TIMEOUT(async, many_in_flight_mixed_sizes, 120)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], sl[NMAX][MAXD];
+	struct smbdirect_rdma_args a[NMAX];
+	struct smbdirect_rdma_completion c[NMAX];
+	struct iovec iov[NMAX];
+	size_t off[NMAX], len[NMAX], total = 0;
+	const unsigned int n = 40;
+	unsigned char *ra, *rb;
+	long nd, pin0;
+	unsigned int i;
+	__u64 id;
+	int got;
+
+	for (i = 0; i < n; i++) {
+		off[i] = total;
+		len[i] = mixed[i % 8];
+		total += len[i];
+	}
+	PAIR(SOCK_SEQPACKET);
+	pin0 = sd_vm_pin_kb(getpid());
+	ra = map_bytes(total);
+	rb = map_bytes(total);
+	ASSERT_TRUE(ra && rb);
+	sd_fill(rb, total, 41);
+	memset(ra, 0, total);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET,
+		   SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_ACCESS_PEER_READ, ra, total, d, &id);
+	ASSERT_LT(0, nd);
+	for (i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ rb + off[i], len[i] };
+		prep(&a[i], 1000 + i, SMBDIRECT_RDMA_WRITE, &iov[i], sl[i],
+		     slice(d, nd, off[i], len[i], sl[i]));
+	}
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, 24, NULL, 0, NULL, MSG_DONTWAIT));
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a + 24, n - 24, NULL, 0, NULL, MSG_DONTWAIT));
+	got = reap_all(self->s, c, n, SD_STEP_MS);
+	ASSERT_EQ((int)n, got);
+	EXPECT_TRUE(cookies_once(c, n, 1000));
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, c[i].status) TH_LOG("cookie %llu: %s", c[i].cookie, strerror(-c[i].status));
+		EXPECT_EQ(len[c[i].cookie - 1000], c[i].bytes);
+	}
+	EXPECT_EQ(-1, sd_check(ra, total, 41)) TH_LOG("A's buffer after 40 WRITEs");
+
+	memset(rb, 0, total);
+	for (i = 0; i < n; i++)
+		a[i].op = SMBDIRECT_RDMA_READ, a[i].cookie = 2000 + i;
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, n, NULL, 0, NULL, 0));
+	got = reap_all(self->s, c, n, SD_STEP_MS);
+	ASSERT_EQ((int)n, got);
+	EXPECT_TRUE(cookies_once(c, n, 2000));
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, c[i].status);
+	EXPECT_EQ(-1, sd_check(rb, total, 41)) TH_LOG("B's buffer after 40 READs");
+	EXPECT_EQ(-EAGAIN, reap(self->s, c, 1, NULL)) TH_LOG("a completion reaped twice");
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 2000));
+	munmap(ra, total);
+	munmap(rb, total);
+}
+
+/*
+ * The server's READ: RDMA WRITE and the response (with SEND_WITH_INVALIDATE)
+ * in one sendmsg, and in two, never waiting for the WRITE: when A reads
+ * the response, the data is there and the token is dead. Both socket types.
+ */
+TEST_F_TIMEOUT(async, write_then_message_ordering, 120)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[2];
+	struct smbdirect_rdma_args a;
+	const size_t len = 256 * KIB;
+	unsigned char *ra, *rb;
+	int type, round, got;
+	struct iovec iov;
+	__u32 state, token;
+	char reply[8];
+	long nd;
+	__u64 id;
+
+	for (type = SOCK_SEQPACKET; ; type = SOCK_STREAM) {
+		PAIR(type);
+		ra = map_bytes(len);
+		rb = map_bytes(len);
+		ASSERT_TRUE(ra && rb);
+		for (round = 0; round < 4; round++) {
+			memset(ra, 0, len);
+			sd_fill(rb, len, 70 + round);
+			nd = offer(_metadata, self->c, self->s, type,
+				   SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE,
+				   ra, len, d, &id);
+			ASSERT_LT(0, nd);
+			iov = (struct iovec){ rb, len };
+			prep(&a, round, SMBDIRECT_RDMA_WRITE, &iov, d, nd);
+			token = le32toh(d[nd - 1].token);
+			if (round % 2) {
+				ASSERT_EQ(0, submit(self->s, type, &a, 1, NULL, 0, NULL, 0));
+				ASSERT_EQ(type == SOCK_STREAM ? 7 : 3,
+					  submit(self->s, type, NULL, 0, "RSP", 3, &token, 0));
+			} else {
+				ASSERT_EQ(type == SOCK_STREAM ? 7 : 3,
+					  submit(self->s, type, &a, 1, "RSP", 3, &token, 0));
+			}
+			ASSERT_EQ(3, sd_msg_recv(self->c, type, reply, sizeof(reply)));
+			/* Nothing waited for the WRITE: RC order alone. */
+			EXPECT_EQ(-1, sd_check(ra, len, 70 + round))
+				TH_LOG("type %d round %d: the response overtook the data", type, round);
+			got = reap_all(self->s, c, 1, SD_STEP_MS);
+			ASSERT_EQ(1, got);
+			EXPECT_EQ((__u64)round, c[0].cookie);
+			EXPECT_EQ(0, c[0].status);
+			EXPECT_EQ(len, c[0].bytes);
+			state = 0;
+			EXPECT_EQ(0, sd_deregister(self->c, id, &state));
+			EXPECT_EQ((__u32)SMBDIRECT_REG_STATE_REMOTE_INVALIDATED, state);
+		}
+		munmap(ra, len);
+		munmap(rb, len);
+		if (type == SOCK_STREAM)
+			break;
+		close(self->c);
+		close(self->s);
+		self->c = self->s = -1;
+	}
+}
+
+/*
+ * The server READ path from a file: shmem (memfd) and the root file
+ * system's page cache (this program's own binary), no copy through user
+ * space; the refusals leave the connection working.
+ */
+TEST_F_TIMEOUT(async, write_from_file, 120)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[1];
+	struct smbdirect_rdma_args a;
+	const size_t len = 300000, foff = 4097;
+	unsigned char *ra, *want;
+	char path[64];
+	int mfd, wfd, xfd, dfd;
+	long nd, pin0;
+	ssize_t r;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	pin0 = sd_vm_pin_kb(getpid());
+	ra = map_bytes(len);
+	want = map_bytes(foff + len);
+	ASSERT_TRUE(ra && want);
+	sd_fill(want, foff + len, 90);
+	mfd = memfd_create("async", 0);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ((ssize_t)(foff + len), write(mfd, want, foff + len));
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, len, d, &id);
+	ASSERT_LT(0, nd);
+
+	/* Refusals first: each changes nothing. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	wfd = open(path, O_WRONLY);
+	ASSERT_LE(0, wfd);
+	prep_file(&a, 1, wfd, foff, len, d, nd);
+	EXPECT_EQ(-EBADF, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0));
+	prep_file(&a, 1, -1, foff, len, d, nd);
+	EXPECT_EQ(-EBADF, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0));
+	prep_file(&a, 1, mfd, foff + 1, len + 1, d, nd);
+	a.length = foff + len;
+	EXPECT_EQ(-EINVAL, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0))
+		TH_LOG("a range beyond the end of the file");
+	prep_file(&a, 1, mfd, foff, len, d, nd);
+	a.op = SMBDIRECT_RDMA_READ;
+	EXPECT_EQ(-EINVAL, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0))
+		TH_LOG("READ into a file");
+	dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, dfd);
+	prep_file(&a, 1, dfd, 0, 4096, d, nd);
+	EXPECT_EQ(-EINVAL, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0));
+	close(dfd);
+	close(wfd);
+	EXPECT_EQ(-EAGAIN, reap(self->s, c, 1, NULL)) TH_LOG("a refused transfer completed");
+
+	/* shmem */
+	prep_file(&a, 7, mfd, foff, len, d, nd);
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, MSG_DONTWAIT));
+	ASSERT_EQ(1, reap_all(self->s, c, 1, SD_STEP_MS));
+	EXPECT_EQ(7ULL, c[0].cookie);
+	EXPECT_EQ(0, c[0].status) TH_LOG("%s", strerror(-c[0].status));
+	EXPECT_EQ(len, c[0].bytes);
+	EXPECT_EQ(0, memcmp(ra, want + foff, len)) TH_LOG("memfd bytes differ");
+
+	/* A file truncated below the range before submission: refused. */
+	ASSERT_EQ(0, ftruncate(mfd, foff + 10));
+	EXPECT_EQ(-EINVAL, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0));
+
+	/* A file system's page cache: this test's binary, read-only 9p root. */
+	xfd = open("/proc/self/exe", O_RDONLY);
+	ASSERT_LE(0, xfd);
+	r = pread(xfd, want, 100000, 1000);
+	ASSERT_EQ(100000, r);
+	memset(ra, 0, len);
+	prep_file(&a, 8, xfd, 1000, 100000, d, nd);
+	r = submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0);
+	if (r == -EOPNOTSUPP) {
+		TH_LOG("the root file system has no page cache here: %s", strerror((int)-r));
+	} else {
+		ASSERT_EQ(0, r) TH_LOG("%s", strerror((int)-r));
+		ASSERT_EQ(1, reap_all(self->s, c, 1, SD_STEP_MS));
+		EXPECT_EQ(0, c[0].status);
+		EXPECT_EQ(100000ULL, c[0].bytes);
+		EXPECT_EQ(0, memcmp(ra, want, 100000)) TH_LOG("file bytes differ");
+	}
+	close(xfd);
+	close(mfd);
+	/* File pages are page-cache references, never pinned user memory. */
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 2000));
+	munmap(ra, len);
+	munmap(want, foff + len);
+}
+
+/*
+ * SMBDIRECT_OPT_RDMA_INFLIGHT: EAGAIN at the limit without MSG_DONTWAIT's
+ * help too (SO_SNDTIMEO), room again once a completion is reaped, and no
+ * completion twice.
+ */
+TEST_F_TIMEOUT(async, eagain_at_limit, 60)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[8];
+	struct smbdirect_rdma_args a[8];
+	struct timeval tv = { 0, 300000 };
+	unsigned char *ra, *rb;
+	struct iovec iov;
+	struct pollfd p;
+	int v, i, got;
+	long nd;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	ra = map_bytes(64 * KIB);
+	rb = map_bytes(64 * KIB);
+	ASSERT_TRUE(ra && rb);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, 64 * KIB, d, &id);
+	ASSERT_LT(0, nd);
+	ASSERT_EQ(0, sd_getopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, &v));
+	EXPECT_EQ(64, v) TH_LOG("default");
+	EXPECT_EQ(-EINVAL, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, 0));
+	EXPECT_EQ(-EINVAL, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT,
+				     SMBDIRECT_RDMA_INFLIGHT_MAX + 1));
+	ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, 4));
+	ASSERT_EQ(0, sd_getopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, &v));
+	EXPECT_EQ(4, v);
+	/* Nothing waits: no POLLERR, and the error queue is empty. */
+	p = (struct pollfd){ .fd = self->s };
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	EXPECT_EQ(-EAGAIN, reap(self->s, c, 1, NULL));
+
+	iov = (struct iovec){ rb, 4096 };
+	for (i = 0; i < 8; i++)
+		prep(&a[i], 500 + i, SMBDIRECT_RDMA_WRITE, &iov, d, 1);
+	d[0].length = htole32(4096);
+	EXPECT_EQ(-EINVAL, submit(self->s, SOCK_SEQPACKET, a, 5, NULL, 0, NULL, MSG_DONTWAIT))
+		TH_LOG("5 in one call above a limit of 4");
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, 4, NULL, 0, NULL, MSG_DONTWAIT));
+	EXPECT_EQ(-EAGAIN, submit(self->s, SOCK_SEQPACKET, a + 4, 1, NULL, 0, NULL, MSG_DONTWAIT));
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)));
+	/* Completed but not reaped: the slots stay taken. */
+	sd_sleep_ms(200);
+	EXPECT_EQ(-EAGAIN, submit(self->s, SOCK_SEQPACKET, a + 4, 1, NULL, 0, NULL, 0));
+	got = reap_all(self->s, c, 1, SD_STEP_MS);
+	ASSERT_EQ(1, got);
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a + 4, 1, NULL, 0, NULL, MSG_DONTWAIT));
+	got += reap_all(self->s, c + 1, 4, SD_STEP_MS);
+	ASSERT_EQ(5, got);
+	EXPECT_TRUE(cookies_once(c, 5, 500));
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, c[i].status);
+	EXPECT_EQ(-EAGAIN, reap(self->s, c, 8, NULL));
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, 64 * KIB);
+	munmap(rb, 64 * KIB);
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/*
+ * A signal while a blocking submission waits for a slot: EINTR, nothing
+ * taken; the transfer already in flight still completes, once.
+ */
+TEST_F_TIMEOUT(async, signal_while_waiting_for_a_slot, 60)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[4];
+	struct smbdirect_rdma_args a[2];
+	unsigned char *ra, *rb;
+	struct iovec iov;
+	long nd;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	ra = map_bytes(64 * KIB);
+	rb = map_bytes(64 * KIB);
+	ASSERT_TRUE(ra && rb);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, 64 * KIB, d, &id);
+	ASSERT_LT(0, nd);
+	ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, 1));
+	iov = (struct iovec){ rb, 64 * KIB };
+	prep(&a[0], 1, SMBDIRECT_RDMA_WRITE, &iov, d, nd);
+	prep(&a[1], 2, SMBDIRECT_RDMA_WRITE, &iov, d, nd);
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, 1, NULL, 0, NULL, 0));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ualarm(200000, 0);
+	EXPECT_EQ(-EINTR, submit(self->s, SOCK_SEQPACKET, a + 1, 1, NULL, 0, NULL, 0));
+	ASSERT_EQ(1, reap_all(self->s, c, 1, SD_STEP_MS));
+	EXPECT_EQ(1ULL, c[0].cookie);
+	EXPECT_EQ(0, c[0].status);
+	sd_sleep_ms(100);
+	EXPECT_EQ(-EAGAIN, reap(self->s, c, 4, NULL)) TH_LOG("the interrupted one was taken");
+	signal(SIGALRM, SIG_DFL);
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, 64 * KIB);
+	munmap(rb, 64 * KIB);
+}
+
+/*
+ * B closes with 16 transfers of 256 KiB in flight: its pins go, A reads
+ * the end of the connection.
+ */
+TEST_F_TIMEOUT(async, close_with_transfers_in_flight, 60)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], sl[16][MAXD];
+	struct smbdirect_rdma_args a[16];
+	struct iovec iov[16];
+	const size_t one = 256 * KIB, len = 16 * one;
+	unsigned char *ra, *rb;
+	long nd, pin0, fp0 = 0, fp;
+	int i;
+	char x;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, sd_foll_pins(&fp0));
+	pin0 = sd_vm_pin_kb(getpid());
+	ra = map_bytes(len);
+	rb = map_bytes(len);
+	ASSERT_TRUE(ra && rb);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, len, d, &id);
+	ASSERT_LT(0, nd);
+	for (i = 0; i < 16; i++) {
+		iov[i] = (struct iovec){ rb + i * one, one };
+		prep(&a[i], i, SMBDIRECT_RDMA_WRITE, &iov[i], sl[i], slice(d, nd, i * one, one, sl[i]));
+	}
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, 16, NULL, 0, NULL, MSG_DONTWAIT));
+	close(self->s);
+	self->s = -1;
+	EXPECT_GE(0, recv(self->c, &x, 1, 0)) TH_LOG("A still connected after B's close");
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 5000));
+	fp = sd_wait_foll_pins(fp0, 5000);
+	EXPECT_EQ(fp0, fp) TH_LOG("FOLL_PIN pins held: %ld before, %ld after", fp0, fp);
+	munmap(ra, len);
+	munmap(rb, len);
+}
+
+/*
+ * A goes away (its registrations die) while B has 32 transfers queued:
+ * every cookie still completes exactly once, the late ones with an error,
+ * and the socket refuses new work.
+ */
+TEST_F_TIMEOUT(async, peer_close_completes_every_cookie, 60)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], sl[32][MAXD];
+	struct smbdirect_rdma_completion c[32];
+	struct smbdirect_rdma_args a[32];
+	struct iovec iov[32];
+	const size_t one = 128 * KIB, len = 32 * one;
+	unsigned char *ra, *rb;
+	long nd, pin0, r;
+	int i, got, failed = 0;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	pin0 = sd_vm_pin_kb(getpid());
+	ra = map_bytes(len);
+	rb = map_bytes(len);
+	ASSERT_TRUE(ra && rb);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, len, d, &id);
+	ASSERT_LT(0, nd);
+	for (i = 0; i < 32; i++) {
+		iov[i] = (struct iovec){ rb + i * one, one };
+		prep(&a[i], 100 + i, SMBDIRECT_RDMA_WRITE, &iov[i], sl[i],
+		     slice(d, nd, i * one, one, sl[i]));
+	}
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, 32, NULL, 0, NULL, MSG_DONTWAIT));
+	close(self->c);
+	self->c = -1;
+	got = reap_all(self->s, c, 32, SD_STEP_MS);
+	ASSERT_EQ(32, got);
+	EXPECT_TRUE(cookies_once(c, 32, 100));
+	for (i = 0; i < 32; i++) {
+		if (!c[i].status) {
+			EXPECT_EQ(one, c[i].bytes);
+			continue;
+		}
+		failed++;
+		EXPECT_EQ(0ULL, c[i].bytes);
+		EXPECT_TRUE(c[i].status == -ECANCELED || c[i].status == -EACCES ||
+			    c[i].status == -ECONNRESET || c[i].status == -EIO ||
+			    c[i].status == -ETIMEDOUT || c[i].status == -EPIPE)
+			TH_LOG("cookie %llu: %s", c[i].cookie, strerror(-c[i].status));
+	}
+	TH_LOG("%d of 32 ended with an error", failed);
+	r = submit(self->s, SOCK_SEQPACKET, a, 1, NULL, 0, NULL, MSG_DONTWAIT);
+	EXPECT_TRUE(r == -EPIPE || r == -ECONNRESET || r == -EACCES || r == -EIO)
+		TH_LOG("a submission after the end: %s", r ? strerror((int)-r) : "taken");
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 5000));
+	munmap(ra, len);
+	munmap(rb, len);
+}
+
+/*
+ * A child submits and exits without reaping: the transfers belong to the
+ * socket, and the parent reaps the child's cookies.
+ */
+TEST_F_TIMEOUT(async, fork_child_submits_parent_reaps, 60)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], sl[8][MAXD];
+	struct smbdirect_rdma_completion c[8];
+	struct smbdirect_rdma_args a[8];
+	struct iovec iov[8];
+	const size_t one = 32 * KIB, len = 8 * one;
+	unsigned char *ra, *rb;
+	int i, status = -1;
+	long nd;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	ra = map_bytes(len);
+	rb = map_bytes(len);
+	ASSERT_TRUE(ra && rb);
+	sd_fill(rb, len, 33);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, len, d, &id);
+	ASSERT_LT(0, nd);
+	for (i = 0; i < 8; i++) {
+		iov[i] = (struct iovec){ rb + i * one, one };
+		prep(&a[i], 300 + i, SMBDIRECT_RDMA_WRITE, &iov[i], sl[i],
+		     slice(d, nd, i * one, one, sl[i]));
+	}
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		_exit(submit(self->s, SOCK_SEQPACKET, a, 8, NULL, 0, NULL, 0) ? 1 : 0);
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = 0;
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(8, reap_all(self->s, c, 8, SD_STEP_MS));
+	EXPECT_TRUE(cookies_once(c, 8, 300));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(0, c[i].status);
+	EXPECT_EQ(-1, sd_check(ra, len, 33));
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, len);
+	munmap(rb, len);
+}
+
+/*
+ * io_uring: IORING_OP_SENDMSG submits 8 WRITEs, IORING_OP_RECVMSG with
+ * MSG_ERRQUEUE reaps them.
+ */
+TEST_F_TIMEOUT(async, io_uring_submit_and_reap, 60)
+{
+	static char ctl[CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) * 8]
+		__attribute__((aligned(8)));
+	char rctl[CMSG_SPACE(sizeof(struct smbdirect_rdma_completion) * 8)]
+		__attribute__((aligned(8)));
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], sl[8][MAXD];
+	struct smbdirect_rdma_completion c[8];
+	struct smbdirect_rdma_args a[8];
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	struct msghdr mh = { 0 }, rh;
+	struct iovec iov[8];
+	const size_t one = 16 * KIB, len = 8 * one;
+	unsigned char *ra, *rb;
+	unsigned int got = 0, n;
+	struct cmsghdr *cm;
+	long nd, end;
+	int i;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
+	ra = map_bytes(len);
+	rb = map_bytes(len);
+	ASSERT_TRUE(ra && rb);
+	sd_fill(rb, len, 55);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, len, d, &id);
+	ASSERT_LT(0, nd);
+	for (i = 0; i < 8; i++) {
+		iov[i] = (struct iovec){ rb + i * one, one };
+		prep(&a[i], 700 + i, SMBDIRECT_RDMA_WRITE, &iov[i], sl[i],
+		     slice(d, nd, i * one, one, sl[i]));
+	}
+	mh.msg_control = ctl;
+	mh.msg_controllen = build_ctl(ctl, sizeof(ctl), a, 8, NULL);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_sendmsg(sqe, self->s, &mh, 0);
+	ASSERT_EQ(1, io_uring_submit(&ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+	EXPECT_EQ(0, cqe->res) TH_LOG("IORING_OP_SENDMSG: %s", strerror(-cqe->res));
+	io_uring_cqe_seen(&ring, cqe);
+
+	end = sd_now_ms() + SD_STEP_MS;
+	while (got < 8 && sd_now_ms() < end) {
+		struct pollfd p = { .fd = self->s };
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		memset(&rh, 0, sizeof(rh));
+		rh.msg_control = rctl;
+		rh.msg_controllen = CMSG_SPACE(sizeof(*c) * (8 - got));
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_recvmsg(sqe, self->s, &rh, MSG_ERRQUEUE);
+		ASSERT_EQ(1, io_uring_submit(&ring));
+		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
+		i = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		if (i == -EAGAIN)
+			continue;
+		ASSERT_EQ(0, i) TH_LOG("IORING_OP_RECVMSG: %s", strerror(-i));
+		cm = CMSG_FIRSTHDR(&rh);
+		ASSERT_TRUE(cm && cm->cmsg_level == SOL_SMBDIRECT &&
+			    cm->cmsg_type == SMBDIRECT_CMSG_RDMA_COMPLETION);
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(*c);
+		ASSERT_GE(8 - got, n);
+		memcpy(c + got, CMSG_DATA(cm), n * sizeof(*c));
+		got += n;
+	}
+	ASSERT_EQ(8U, got);
+	EXPECT_TRUE(cookies_once(c, 8, 700));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(0, c[i].status);
+	EXPECT_EQ(-1, sd_check(ra, len, 55));
+	io_uring_queue_exit(&ring);
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, len);
+	munmap(rb, len);
+}
+
+TEST_HARNESS_MAIN

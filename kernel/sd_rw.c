@@ -63,7 +63,17 @@ struct sd_rw_chunk {
 	unsigned long nr_pages;	/* pinned, or referenced (file) */
 	u32 nents;
 	u64 bytes;
+	u64 remote;		/* the peer's address and key for it */
+	u32 rkey;
 	bool ctx_live;		/* rdma_rw_ctx_init() succeeded */
+	/*
+	 * Its context is ready to post; sd->lock. An iWARP RDMA READ's
+	 * context takes an MR of the QP's pool (rw_depth of them): it is
+	 * made by rw_work when the chunk is next to post, and every context
+	 * goes back at its completion, so the MRs held never exceed what
+	 * is posted.
+	 */
+	bool ready;
 };
 
 struct sd_xfer {
@@ -306,9 +316,14 @@ static void sd_rw_release_finished(struct sd_sock *sd)
 	}
 }
 
+static void sd_rw_prepare_next(struct sd_sock *sd);
+
 static void sd_rw_work_fn(struct work_struct *work)
 {
-	sd_rw_release_finished(container_of(work, struct sd_sock, rw_work));
+	struct sd_sock *sd = container_of(work, struct sd_sock, rw_work);
+
+	sd_rw_release_finished(sd);
+	sd_rw_prepare_next(sd);
 }
 
 static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -318,6 +333,9 @@ static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct sd_sock *sd = x->sd;
 	int status = sd_wc_errno(wc->status);
 
+	/* The device is done with it: its MR (if any) serves the next chunk. */
+	rdma_rw_ctx_destroy(&c->ctx, sd->qp, sd->cm_id->port_num, c->sgl, c->nents, x->dir);
+	c->ctx_live = false;
 	spin_lock_bh(&sd->lock);
 	/*
 	 * The QP is in the error state now: the connection is over at once,
@@ -385,6 +403,10 @@ static void sd_rw_kick(struct sd_sock *sd)
 		if (x->read && sd->rw_reads >= max_t(u32, sd->initiator_depth, 1))
 			break;
 		c = &x->chunks[x->next];
+		if (!c->ready) {
+			queue_work(sd_wq, &sd->rw_work);
+			break;
+		}
 		c->cqe.done = sd_rw_done;
 		err = rdma_rw_ctx_post(&c->ctx, sd->qp, sd->cm_id->port_num,
 				       &c->cqe, NULL);
@@ -451,17 +473,13 @@ static void sd_rw_hide_iova(struct sd_sock *sd, struct sd_rw_chunk *c,
 }
 
 /* The rdma_rw context of a chunk whose pages and sgl are set. */
-static int sd_rw_ctx(struct sd_xfer *x, struct sd_rw_chunk *c,
-		     const struct smbdirect_buffer_descriptor_v1 *d, u64 desc_off)
+static int sd_rw_ctx(struct sd_xfer *x, struct sd_rw_chunk *c)
 {
 	struct sd_sock *sd = x->sd;
-	u64 remote;
 	int ret;
 
-	/* sd_desc_check() ruled out overflow of offset + length. */
-	remote = le64_to_cpu(d->offset) + desc_off;
 	ret = rdma_rw_ctx_init(&c->ctx, sd->qp, sd->cm_id->port_num, c->sgl,
-			       c->nents, 0, remote, le32_to_cpu(d->token), x->dir);
+			       c->nents, 0, c->remote, c->rkey, x->dir);
 	if (ret < 0)
 		return ret;
 	c->ctx_live = true;
@@ -470,6 +488,53 @@ static int sd_rw_ctx(struct sd_xfer *x, struct sd_rw_chunk *c,
 	if (WARN_ON_ONCE(ret > sd->rw_wrs))
 		return -EIO;
 	return 0;
+}
+
+/* iWARP RDMA READ: the context takes an MR of the QP's pool. */
+static bool sd_rw_lazy(struct sd_xfer *x)
+{
+	struct sd_sock *sd = x->sd;
+
+	return x->read && rdma_protocol_iwarp(sd->qp->device, sd->cm_id->port_num);
+}
+
+/*
+ * rw_work: makes the context of the chunk next to post when the send
+ * queue has room for it. EAGAIN (the MR pool is empty until a posted
+ * chunk completes, whose completion kicks again) waits.
+ */
+static void sd_rw_prepare_next(struct sd_sock *sd)
+{
+	struct sd_rw_chunk *c;
+	struct sd_xfer *x;
+	int err;
+
+	for (;;) {
+		spin_lock_bh(&sd->lock);
+		x = list_first_entry_or_null(&sd->rw_pending, struct sd_xfer, node);
+		c = x ? &x->chunks[x->next] : NULL;
+		if (!c || c->ready || c->ctx_live || x->cancel || !sd->rw_slots ||
+		    sd_qp_unusable(sd)) {
+			spin_unlock_bh(&sd->lock);
+			return;
+		}
+		spin_unlock_bh(&sd->lock);
+		/* Only rw_work takes x off rw_pending's head's chunk: it stays. */
+		err = sd_rw_ctx(x, c);
+		spin_lock_bh(&sd->lock);
+		if (!err) {
+			c->ready = true;
+		} else if (err != -EAGAIN) {
+			if (!x->status)
+				x->status = err;
+			x->cancel = true;
+		}
+		if (err != -EAGAIN)
+			sd_rw_kick(sd);
+		spin_unlock_bh(&sd->lock);
+		if (err == -EAGAIN)
+			return;
+	}
 }
 
 /*
@@ -566,9 +631,15 @@ static int sd_xfer_walk(struct sd_sock *sd, struct sd_xfer *x,
 				if (err)
 					return err;
 			}
-			err = sd_rw_ctx(x, c, &desc[idx], desc_off);
-			if (err)
-				return err;
+			/* sd_desc_check() ruled out overflow of offset + length. */
+			c->remote = le64_to_cpu(desc[idx].offset) + desc_off;
+			c->rkey = le32_to_cpu(desc[idx].token);
+			if (!sd_rw_lazy(x)) {
+				err = sd_rw_ctx(x, c);
+				if (err)
+					return err;
+				c->ready = true;
+			}
 		}
 		n++;
 		left -= bytes;

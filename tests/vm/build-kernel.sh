@@ -36,6 +36,21 @@ if [ -f "$out/.smbdirect-complete" ]; then
 	exit 0
 fi
 
+# A configuration change starts from the newest complete build of the same
+# source and variant: Kbuild then recompiles only what the changed options
+# touch (it tracks dependencies per option), not the whole kernel.
+if [ ! -e "$out/.config" ]; then
+	seed=$(ls -td "$SD_CACHE/kernels/$(basename "$src")-$variant"-*/.smbdirect-complete \
+		2>/dev/null | head -n1)
+	if [ -n "$seed" ]; then
+		seed=$(dirname "$seed")
+		echo "build-kernel: starting from $(basename "$seed")" >&2
+		rm -rf "$out"
+		cp -a "$seed" "$out"
+		rm -f "$out/.smbdirect-complete"
+	fi
+fi
+
 # cache-key-begin (changes to these steps rebuild every kernel)
 log=$SD_CACHE/kernels/$(basename "$out").log
 mkdir -p "$out"

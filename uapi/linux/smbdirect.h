@@ -355,7 +355,9 @@ struct smbdirect_deregister {
  * segments are skipped); min(local bytes, descriptor bytes) are moved and
  * returned in bytes. Each RDMA operation stays within one descriptor and
  * the negotiated max_read_write_size, and at most initiator_depth RDMA
- * READs are outstanding (GET_PARAMS shows both). Blocks until done.
+ * READs are outstanding (GET_PARAMS shows both). Blocks until done (and,
+ * while the socket holds SMBDIRECT_OPT_RDMA_INFLIGHT transfers, for a
+ * slot); several threads may each have one in flight on a socket.
  * Errors beyond the common ones:
  *   EINVAL     no local bytes, no descriptors, a descriptor of length 0
  *              or whose offset + length overflows
@@ -414,16 +416,22 @@ struct smbdirect_rdma {
  * (cmsg_len exactly CMSG_LEN(sizeof(struct smbdirect_rdma_args))), at most
  * SMBDIRECT_RDMA_CMSG_MAX per call, optionally with message bytes and
  * SMBDIRECT_CMSG_SEND_INVALIDATE. The transfers are taken in cmsg order,
- * all or none, before the message; the call returns what send() would for
- * the message (0 without one: a zero-length send is allowed when it
- * carries transfers). Argument errors are those of RDMA_READV/WRITEV, plus:
+ * all or none, once they and the message have room (SOCK_SEQPACKET: the
+ * whole message in SO_SNDBUF, SOCK_STREAM: some of it), then the message
+ * as by send(); the call returns what send() would for the message (0
+ * without one: a zero-length send is allowed when it carries transfers).
+ * Should the message then fail (EFAULT, EINVAL for STREAM framing), the
+ * transfers stay taken. Argument errors are those of RDMA_READV/WRITEV,
+ * plus:
  *   EAGAIN     MSG_DONTWAIT or O_NONBLOCK, and the socket holds
  *              SMBDIRECT_OPT_RDMA_INFLIGHT transfers (a blocking call
  *              waits for reaping, within SO_SNDTIMEO), or the message has
  *              no room in SO_SNDBUF: nothing was taken
  *   ENOMEM     the pages would exceed RLIMIT_MEMLOCK (as for REGISTER)
  *   EBADF      SMBDIRECT_RDMA_F_FILE with an fd not open for reading
- *   EINVAL     SMBDIRECT_RDMA_F_FILE on a READ, on what is not a regular
+ *   EINVAL     more transfers in one call than SMBDIRECT_OPT_RDMA_INFLIGHT,
+ *              an unknown op or flag, reserved not 0,
+ *              SMBDIRECT_RDMA_F_FILE on a READ, on what is not a regular
  *              file, or a range beyond its end (as the file is at
  *              submission); a cookie is not checked
  *   EOPNOTSUPP SMBDIRECT_RDMA_F_FILE on a file without a page cache

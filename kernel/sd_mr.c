@@ -1088,11 +1088,16 @@ void sd_mr_release_all(struct sd_sock *sd)
 {
 	struct sd_reg *reg;
 
-	/* Nothing can be posted now: the queued ones settle, for mr_work. */
+	/*
+	 * Nothing can be posted now: the queued ones settle, for mr_work,
+	 * whose list is worked off here. Cancelled, not flushed: teardown
+	 * holds res_mutex, and close_work on the same workqueue takes it.
+	 */
 	spin_lock_bh(&sd->lock);
 	sd_mr_kick(sd);
 	spin_unlock_bh(&sd->lock);
-	flush_work(&sd->mr_work);
+	cancel_work_sync(&sd->mr_work);
+	sd_mr_work_fn(&sd->mr_work);
 	for (;;) {
 		spin_lock_bh(&sd->lock);
 		reg = list_first_entry_or_null(&sd->regs, struct sd_reg, node);

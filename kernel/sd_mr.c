@@ -207,6 +207,27 @@ static void sd_qp_force_error(struct sd_sock *sd)
 		pr_warn_ratelimited("cannot move a stalled QP to the error state\n");
 }
 
+/*
+ * Teardown, after the QP was drained: waits for every user reference. A
+ * transfer whose work requests a device failed to flush (siw after a
+ * TERMINATE) gets the QP moved to the error state once more after 5 s,
+ * which flushes what is left.
+ */
+void sd_res_wait_idle(struct sd_sock *sd)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned long waited = 0;
+
+	while (!wait_event_timeout(sd->rdma_wait, !atomic_read(&sd->res_users), HZ)) {
+		waited += HZ;
+		if (waited == 5 * HZ && sd->qp) {
+			pr_warn_ratelimited("RDMA work still in flight 5 s after the drain: flushing again\n");
+			if (ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
+				pr_warn_ratelimited("cannot move the QP to the error state\n");
+		}
+	}
+}
+
 static bool sd_conn_over(struct sd_sock *sd)
 {
 	bool over;

@@ -316,9 +316,14 @@ void sd_transport_teardown(struct sd_sock *sd)
 	sd_rw_teardown(sd);
 	/*
 	 * An RDMA ioctl woken by those flushes finishes and drops its
-	 * reference; none can take one now that dying is set.
+	 * reference; none can take one now that dying is set. The wait lets
+	 * go of res_mutex: over iWARP the flush of what was still in flight
+	 * can depend on the CM's ordered work queue, whose DISCONNECTED
+	 * handler takes res_mutex (and, dying set, leaves the QP alone).
 	 */
-	wait_event(sd->rdma_wait, !atomic_read(&sd->res_users));
+	mutex_unlock(&sd->res_mutex);
+	sd_res_wait_idle(sd);
+	mutex_lock(&sd->res_mutex);
 	if (sd->pd)
 		sd_mr_release_all(sd);
 	if (sd->qp) {

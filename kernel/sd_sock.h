@@ -513,6 +513,7 @@ int sd_conn_errno(struct sd_sock *sd);
 bool sd_qp_unusable(struct sd_sock *sd);
 bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
 		 unsigned long stall);
+void sd_res_wait_idle(struct sd_sock *sd);
 struct sd_iov_cursor;
 int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 		  unsigned int gup, struct page **pagev, unsigned long *pinned,

@@ -131,10 +131,12 @@ run_transport() {
 	wait "$spid"
 	# One summary per connection (cifs.ko may have reconnected): add them up.
 	grep 'summary:' "$log" | sed "s/^/# $t server: /"
-	n_read=$(sed -n 's/.*READ over RDMA: [0-9]* smbdirect_rdma_v1_writev, \([0-9]*\) bytes.*/\1/p' "$log" |
+	n_read=$(sed -n 's/.*READ over RDMA: [0-9]* RDMA WRITE from the file, \([0-9]*\) bytes.*/\1/p' "$log" |
 		awk '{ n += $1 } END { print n + 0 }')
-	n_write=$(sed -n 's/.*WRITE over RDMA: [0-9]* smbdirect_rdma_v1_readv, \([0-9]*\) bytes.*/\1/p' "$log" |
+	n_write=$(sed -n 's/.*WRITE over RDMA: [0-9]* RDMA READ, \([0-9]*\) bytes.*/\1/p' "$log" |
 		awk '{ n += $1 } END { print n + 0 }')
+	n_flight=$(sed -n 's/.* at most \([0-9]*\) transfers and [0-9]* WRITEs in flight.*/\1/p' "$log" |
+		sort -n | tail -n 1)
 	echo "# $t: the server moved $n_read bytes by RDMA for READ, $n_write for WRITE"
 	# 1 + 8 MiB each way at least; inline data would leave these short.
 	if ! grep -q 'summary:' "$log"; then

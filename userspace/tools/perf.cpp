@@ -331,6 +331,21 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 
 /* --- client ------------------------------------------------------------------- */
 
+enum class Api { Async, V1, Pooled };
+
+std::string_view api_name(Api a)
+{
+	switch (a) {
+	case Api::Async:
+		return "async";
+	case Api::V1:
+		return "v1";
+	case Api::Pooled:
+		return "pooled";
+	}
+	return "?";
+}
+
 struct Result {
 	Test test;
 	Api api = Api::Async;
@@ -349,20 +364,7 @@ struct Limits {
 	uint64_t iters; /* 0: by time */
 };
 
-enum class Api { Async, V1, Pooled };
 
-std::string_view api_name(Api a)
-{
-	switch (a) {
-	case Api::Async:
-		return "async";
-	case Api::V1:
-		return "v1";
-	case Api::Pooled:
-		return "pooled";
-	}
-	return "?";
-}
 
 class Client {
     public:

@@ -133,14 +133,19 @@ std::error_code Connection::serve()
 				continue;
 			return { errno, std::system_category() };
 		}
+		unsigned reaped = 0;
 		if ((p.revents & POLLERR) && transport_) {
-			if (auto ec = reap())
+			if (auto ec = reap(&reaped))
 				return ec;
 		}
 		if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
-		if (!(p.revents & (POLLIN | POLLHUP)) && transport_)
-			continue; /* only completions */
+		/*
+		 * Only completions: back to poll. A POLLERR without any is the
+		 * connection's error, which reading reports.
+		 */
+		if (!(p.revents & (POLLIN | POLLHUP)) && reaped)
+			continue;
 		auto m = read_message(fd_, max_message_size);
 		if (!m) {
 			if (is_end_of_stream(m.error()))
@@ -347,7 +352,7 @@ void Connection::transfer_started()
 	io_.max_transfers_in_flight = std::max(io_.max_transfers_in_flight, transfers_in_flight_);
 }
 
-std::error_code Connection::reap()
+std::error_code Connection::reap(unsigned *count)
 {
 	smbdirect_rdma_completion c[32];
 	for (;;) {
@@ -358,6 +363,8 @@ std::error_code Connection::reap()
 			continue;
 		if (n < 0)
 			return errno_code(n);
+		if (count)
+			*count += static_cast<unsigned>(n);
 		for (int i = 0; i < n; i++)
 			if (auto ec = on_completion(c[i]))
 				return ec;

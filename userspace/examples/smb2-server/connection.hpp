@@ -135,7 +135,8 @@ private:
 
 	/* The asynchronous RDMA side. */
 	uint64_t next_cookie(bool is_write_data);
-	std::error_code reap();
+	/* Completions waiting, handled; *count (if given) grows by their number. */
+	std::error_code reap(unsigned *count = nullptr);
 	std::error_code on_completion(const smbdirect_rdma_completion &c);
 	std::error_code answer_write(PendingWrite &w, int status, uint64_t bytes);
 	/* Submits (retrying while the socket's in-flight limit is full). */

@@ -96,3 +96,16 @@ int sd_desc_check(const struct smbdirect_buffer_descriptor_v1 *d, u32 nr,
 	*total = sum;
 	return 0;
 }
+
+u64 sd_file_region(u64 pos, u64 max_bytes, u32 max_pages, u32 *pages)
+{
+	u64 first = offset_in_page(pos);
+	u64 bytes = min_t(u64, max_bytes, (u64)max_pages * PAGE_SIZE - first);
+
+	if (!max_pages || !max_bytes) {
+		*pages = 0;
+		return 0;
+	}
+	*pages = DIV_ROUND_UP(first + bytes, PAGE_SIZE);
+	return bytes;
+}

@@ -53,6 +53,13 @@ u64 sd_iov_next_region(struct sd_iov_cursor *c, u32 max_pages, u64 max_bytes,
 		       u32 *pages);
 
 /*
+ * A chunk of a file range starting at byte pos: at most max_bytes bytes
+ * and max_pages pages of the page cache. Returns the bytes (0 only for
+ * max_bytes or max_pages 0) and the pages they span in *pages.
+ */
+u64 sd_file_region(u64 pos, u64 max_bytes, u32 max_pages, u32 *pages);
+
+/*
  * Checks descriptors: a zero length or an offset + length that overflows
  * is -EINVAL. The sum of the lengths goes to *total.
  */

@@ -90,6 +90,7 @@ struct sd_xfer {
 	enum dma_data_direction dir;
 	int status;		/* first error; sd->lock */
 	u32 nr_chunks;
+	u32 nr_desc;		/* the peer's descriptors (tracing) */
 	u32 next;		/* next chunk to post; sd->lock */
 	u32 outstanding;	/* chunks posted, not completed; sd->lock */
 	u32 completed;		/* chunks completed; sd->lock */
@@ -302,7 +303,7 @@ static void sd_rw_release_finished(struct sd_sock *sd)
 			sd_stat_add(sd, SD_STAT_ERR_RDMA, 1);
 		}
 		trace_af_smbdirect_rdma_done(&sd->sk, x->read, ok ? x->bytes : 0,
-					     x->nr_chunks, x->status);
+					     x->nr_desc, x->status);
 		if (x->sync) {
 			x->released = true;
 			spin_unlock_bh(&sd->lock);
@@ -594,11 +595,10 @@ static int sd_xfer_walk(struct sd_sock *sd, struct sd_xfer *x,
 		u64 room = min_t(u64, left, le32_to_cpu(desc[idx].length) - desc_off);
 
 		if (file) {
-			u64 pos = offset + (moved - left);
-			u64 span = (u64)sd->rw_pages << PAGE_SHIFT;
-
-			bytes = min(room, span - offset_in_page(pos));
-			pages = DIV_ROUND_UP(offset_in_page(pos) + bytes, PAGE_SIZE);
+			bytes = sd_file_region(offset + (moved - left), room,
+					       sd->rw_pages, &pages);
+			if (WARN_ON_ONCE(!bytes))
+				return -EINVAL;
 		} else {
 			struct sd_iov_cursor start = *cur;
 
@@ -781,6 +781,7 @@ static struct sd_xfer *sd_xfer_build(struct sd_sock *sd,
 	x->sync = sync;
 	x->dir = read ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	x->nr_chunks = n;
+	x->nr_desc = a->desc_count;
 	x->bytes = moved;
 	if (!sync) {
 		x->cqe = sd_rw_cqe_alloc();
@@ -836,7 +837,7 @@ static void sd_xfer_commit(struct sd_sock *sd, struct sd_xfer **xs, u32 nr)
 		list_add_tail(&xs[i]->node, &sd->rw_pending);
 		sd->rw_inflight++;
 		trace_af_smbdirect_rdma_issue(&sd->sk, xs[i]->read, xs[i]->bytes,
-					      xs[i]->nr_chunks, 0);
+					      xs[i]->nr_desc, 0);
 	}
 	sd_rw_kick(sd);
 	spin_unlock_bh(&sd->lock);

@@ -180,6 +180,33 @@ static void layout_descriptors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 4097ULL, total);
 }
 
+/*
+ * File chunks (the page cache side of SMBDIRECT_RDMA_F_FILE): bounded by
+ * the page budget from the first byte's offset in its page, and by the
+ * bytes; the pages are those the bytes span.
+ */
+static void layout_file_region(struct kunit *test)
+{
+	u32 pages = 99;
+
+	KUNIT_EXPECT_EQ(test, 4 * P, sd_file_region(0, 100 * P, 4, &pages));
+	KUNIT_EXPECT_EQ(test, 4U, pages);
+	KUNIT_EXPECT_EQ(test, 4 * P - 1, sd_file_region(8 * P + 1, 100 * P, 4, &pages));
+	KUNIT_EXPECT_EQ(test, 4U, pages);
+	KUNIT_EXPECT_EQ(test, 1ULL, sd_file_region(P - 1, 1, 4, &pages));
+	KUNIT_EXPECT_EQ(test, 1U, pages);
+	KUNIT_EXPECT_EQ(test, 2ULL, sd_file_region(P - 1, 2, 4, &pages));
+	KUNIT_EXPECT_EQ(test, 2U, pages);
+	KUNIT_EXPECT_EQ(test, P + 2, sd_file_region(3 * P - 1, P + 2, 256, &pages));
+	KUNIT_EXPECT_EQ(test, 3U, pages);
+	KUNIT_EXPECT_EQ(test, 0ULL, sd_file_region(5, 0, 4, &pages));
+	KUNIT_EXPECT_EQ(test, 0U, pages);
+	KUNIT_EXPECT_EQ(test, 0ULL, sd_file_region(5, 10, 0, &pages));
+	/* Offsets beyond 4 GiB keep their page offset. */
+	KUNIT_EXPECT_EQ(test, P - 7, sd_file_region((5ULL << 32) + 7, 10 * P, 1, &pages));
+	KUNIT_EXPECT_EQ(test, 1U, pages);
+}
+
 static struct kunit_case layout_cases[] = {
 	KUNIT_CASE(layout_total),
 	KUNIT_CASE(layout_aligned_budget),
@@ -187,6 +214,7 @@ static struct kunit_case layout_cases[] = {
 	KUNIT_CASE(layout_gaps),
 	KUNIT_CASE(layout_covers_everything),
 	KUNIT_CASE(layout_descriptors),
+	KUNIT_CASE(layout_file_region),
 	{}
 };
 

@@ -73,8 +73,8 @@ constexpr std::string_view help =
 	"      --api API      read, write: async (default: sendmsg SMBDIRECT_CMSG_RDMA,\n"
 	"                     completions from the error queue) or v1 (the blocking\n"
 	"                     RDMA_READV/WRITEV ioctls; depth 1 only)\n"
-	"                     register: v1 (default: REGISTER + DEREGISTER), async\n"
-	"                     (DEREGISTER_ASYNC, its completion reaped) or pooled\n"
+	"                     register: v1 (default: REGISTER + DEREGISTER) or async\n"
+	"                     (DEREGISTER_ASYNC, its completion reaped)\n"
 	"  -D, --time SECS    how long to measure (default 5)\n"
 	"  -n, --iters N      measure N operations instead\n"
 	"  -o, --set NAME=VALUE  a SOL_SMBDIRECT option before connect/listen (repeatable):\n"
@@ -331,7 +331,7 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 
 /* --- client ------------------------------------------------------------------- */
 
-enum class Api { Async, V1, Pooled };
+enum class Api { Async, V1 };
 
 std::string_view api_name(Api a)
 {
@@ -340,8 +340,6 @@ std::string_view api_name(Api a)
 		return "async";
 	case Api::V1:
 		return "v1";
-	case Api::Pooled:
-		return "pooled";
 	}
 	return "?";
 }
@@ -663,9 +661,6 @@ class Client {
 
 	int register_test()
 	{
-		if (r_.api == Api::Pooled)
-			return message("--api pooled: this libsmbdirect has no pooled "
-				       "registration (branch pooled-mr has not landed)");
 		Buffer buf;
 		std::error_code ec = buf.map(r_.size);
 		if (ec)
@@ -871,12 +866,9 @@ bool parse_client(const ParsedArgs &args, Result &r, Limits &l, int &rc)
 			r.api = Api::Async;
 		else if (*a == "v1")
 			r.api = Api::V1;
-		else if (*a == "pooled" && r.test == Test::Register)
-			r.api = Api::Pooled;
 		else {
 			rc = usage_error(cmd, "--api '" + *a + "' is not " +
-						      (r.test == Test::Register ? "v1, async or pooled"
-										: "async or v1"));
+						      (r.test == Test::Register ? "v1 or async" : "async or v1"));
 			return false;
 		}
 		if (!rdma && r.test != Test::Register) {

@@ -685,8 +685,11 @@ class Client {
 					return failed("deregister", d.error());
 			} else {
 				/* The memory is ours again at the completion: wait for it. */
-				if (auto d = reg.deregister_async(static_cast<uint64_t>(i + warmup)); !d)
-					return failed("deregister", d.error());
+				smbdirect_rdma_v1_registration r = reg.release();
+				rc = smbdirect_rdma_v1_deregister_async(
+					fd_, &r, static_cast<uint64_t>(i + warmup));
+				if (rc < 0)
+					return failed("deregister", errno_code(rc));
 				smbdirect_rdma_completion c;
 				for (;;) {
 					int got = smbdirect_rdma_reap(fd_, &c, 1);

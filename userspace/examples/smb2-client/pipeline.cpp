@@ -224,10 +224,12 @@ private:
 	std::error_code release(Slot &s)
 	{
 		uint64_t cookie = static_cast<uint64_t>(&s - slots_.data());
-		auto state = s.registration.deregister_async(cookie);
-		if (!state)
-			return state.error();
-		if (*state)
+		/* The registration leaves the RAII object for the asynchronous call. */
+		smbdirect_rdma_v1_registration raw = s.registration.release();
+		int state = smbdirect_rdma_v1_deregister_async(client_.fd(), &raw, cookie);
+		if (state < 0)
+			return errno_code(state);
+		if (state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED)
 			stats_.remote_invalidations++;
 		s.state = Slot::State::deregistering;
 		return {};

@@ -470,8 +470,7 @@ std::error_code Connection::submit_with_message(const smbdirect_rdma_args &args,
 	ssize_t n;
 	for (;;) {
 		n = smbdirect_rdma_submit_msg(fd_, &args, 1, iov, 2,
-					      invalidate_token ? static_cast<int64_t>(*invalidate_token)
-							       : -1,
+					      invalidate_token ? &*invalidate_token : nullptr,
 					      MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n >= 0)
 			break;

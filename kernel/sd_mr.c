@@ -36,7 +36,14 @@
 #define SD_MR_PAGES_MAX 2048
 /* REG_MR and LOCAL_INV take microseconds; this long means they never will. */
 #define SD_REG_STALL (5 * HZ)
+/* Idle MRs a socket keeps for reuse, at most (and max_registrations). */
+#define SD_MR_IDLE_MAX 32
 
+/*
+ * One region of a registration: its pages' scatterlist and an MR of the
+ * socket's pool. The MR's work requests (REG_MR, then maybe LOCAL_INV)
+ * complete through cqe; the registration counts them.
+ */
 struct sd_mr {
 	struct ib_cqe cqe;
 	struct sd_reg *reg;
@@ -44,15 +51,19 @@ struct sd_mr {
 	struct scatterlist *sgl;
 	u32 nents;		/* entries in sgl, one per page */
 	int dma_nents;		/* 0 while not DMA-mapped */
-	bool pending;		/* REG_MR or LOCAL_INV in flight; sd->lock */
-	bool posted;		/* a work request was posted for it */
-	bool valid;		/* registered and not invalidated by us */
+	bool reg_posted;	/* REG_MR posted: the token exists; sd->lock */
+	bool inv_posted;	/* LOCAL_INV posted; sd->lock */
 	bool remote_inv;	/* the peer invalidated it; sd->lock */
-	int status;		/* of the last work request; sd->lock */
+	int status;		/* first failure of its work requests; sd->lock */
 };
 
+/*
+ * A registration. Live on sd->regs; once deregistered on no list, or on
+ * sd->reg_invq while LOCAL_INVs wait for send-queue room, then (ASYNC)
+ * on sd->reg_done for mr_work once every work request completed.
+ */
 struct sd_reg {
-	struct list_head node;	/* sd->regs, under sd->lock */
+	struct list_head node;	/* under sd->lock */
 	struct sd_sock *sd;
 	u64 id;
 	u32 flags;
@@ -61,6 +72,16 @@ struct sd_reg {
 	unsigned long charged;	/* pages added to both */
 	struct page **pages;
 	unsigned long nr_pages;	/* pinned so far */
+	u64 bytes;		/* registered */
+	/* sd->lock: */
+	u32 wrs;		/* work requests posted, not completed */
+	u32 inv_next;		/* on reg_invq: the next MR to invalidate */
+	bool dereg;		/* being deregistered (or undone) */
+	bool handed;		/* ASYNC: given to mr_work */
+	int status;		/* ASYNC: what the completion says */
+	bool async;		/* SMBDIRECT_DEREG_ASYNC */
+	u64 cookie;
+	struct sd_rw_cqe *cqe;	/* ASYNC: the completion, allocated */
 	u32 nr_mrs;
 	struct sd_mr mrs[];
 };
@@ -138,19 +159,33 @@ void sd_res_put(struct sd_sock *sd)
 		wake_up_all(&sd->rdma_wait);
 }
 
+static void sd_mr_kick(struct sd_sock *sd);
+static void sd_reg_check(struct sd_sock *sd, struct sd_reg *reg);
+
 static void sd_mr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sd_mr *m = container_of(wc->wr_cqe, struct sd_mr, cqe);
-	struct sd_sock *sd = m->reg->sd;
+	struct sd_reg *reg = m->reg;
+	struct sd_sock *sd = reg->sd;
 
 	spin_lock_bh(&sd->lock);
-	m->status = sd_wc_errno(wc->status);
-	/* A flush outside teardown: the QP failed under us. */
-	if (wc->status != IB_WC_SUCCESS &&
-	    (wc->status != IB_WC_WR_FLUSH_ERR || !sd->dying))
-		sd_wc_error(sd);
-	m->pending = false;
+	if (wc->status != IB_WC_SUCCESS) {
+		if (!m->status)
+			m->status = sd_wc_errno(wc->status);
+		if (!reg->status)
+			reg->status = m->status;
+		/*
+		 * A flush outside teardown: the QP failed under us. A failed
+		 * REG_MR fails the connection too: the peer may hold the token.
+		 */
+		if (wc->status != IB_WC_WR_FLUSH_ERR || !sd->dying)
+			sd_wc_error(sd);
+	}
+	reg->wrs--;
 	sd->reg_wr_free++;
+	/* Room for a queued LOCAL_INV; reg itself may have settled. */
+	sd_mr_kick(sd);
+	sd_reg_check(sd, reg);
 	spin_unlock_bh(&sd->lock);
 	wake_up_all(&sd->rdma_wait);
 }
@@ -204,64 +239,220 @@ bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
 	return forced;
 }
 
-static bool sd_reg_wr_try(struct sd_sock *sd, int *err)
+/* An MR for a region: an idle one of the socket's pool, else a new one. */
+static struct ib_mr *sd_mr_get(struct sd_sock *sd, u32 pages)
 {
+	struct ib_mr *mr;
+
+	spin_lock_bh(&sd->lock);
+	mr = list_first_entry_or_null(&sd->mr_idle, struct ib_mr, qp_entry);
+	if (mr) {
+		list_del_init(&mr->qp_entry);
+		sd->mr_idle_nr--;
+	}
+	spin_unlock_bh(&sd->lock);
+	if (mr)
+		return mr;
+	return ib_alloc_mr(sd->pd, IB_MR_TYPE_MEM_REG, pages);
+}
+
+/*
+ * An MR the device holds no valid key of any more (never registered,
+ * invalidated by LOCAL_INV or by the peer) goes back to the pool, up to
+ * its bound; any other (a failed work request, or a connection that took
+ * no LOCAL_INV) is deregistered, which kills its key. ib_mr.qp_entry is
+ * the pool's link, as in the core's ib_mr_pool, which these are not in.
+ */
+static void sd_mr_put(struct sd_sock *sd, struct ib_mr *mr, bool reusable)
+{
+	u32 max = min_t(u32, sd_max_registrations(), SD_MR_IDLE_MAX);
+
+	if (reusable) {
+		spin_lock_bh(&sd->lock);
+		if (sd->mr_idle_nr < max) {
+			list_add(&mr->qp_entry, &sd->mr_idle);
+			sd->mr_idle_nr++;
+			mr = NULL;
+		}
+		spin_unlock_bh(&sd->lock);
+	}
+	if (mr)
+		ib_dereg_mr(mr);
+}
+
+/* Teardown, before the PD goes: the pool's MRs. */
+static void sd_mr_pool_free(struct sd_sock *sd)
+{
+	struct ib_mr *mr;
+
+	for (;;) {
+		spin_lock_bh(&sd->lock);
+		mr = list_first_entry_or_null(&sd->mr_idle, struct ib_mr, qp_entry);
+		if (mr) {
+			list_del_init(&mr->qp_entry);
+			sd->mr_idle_nr--;
+		}
+		spin_unlock_bh(&sd->lock);
+		if (!mr)
+			break;
+		ib_dereg_mr(mr);
+	}
+}
+
+/*
+ * Takes one unit of the REG_MR/LOCAL_INV send-queue budget for a REG_MR.
+ * Queued LOCAL_INVs go first: they give MRs and pages back.
+ */
+struct sd_wr_take {
+	struct sd_sock *sd;
+	int err;
+};
+
+static bool sd_reg_wr_take(void *arg)
+{
+	struct sd_wr_take *t = arg;
+	struct sd_sock *sd = t->sd;
 	bool done = true;
 
 	spin_lock_bh(&sd->lock);
-	if (sd_qp_unusable(sd))
-		*err = sd_conn_errno(sd);
-	else if (sd->reg_wr_free)
-		*err = 0;
-	else
+	if (sd_qp_unusable(sd)) {
+		t->err = sd_conn_errno(sd);
+	} else if (sd->reg_wr_free && list_empty(&sd->reg_invq)) {
+		sd->reg_wr_free--;
+		t->err = 0;
+	} else {
 		done = false;
+	}
 	spin_unlock_bh(&sd->lock);
 	return done;
 }
 
-/* Posts one signaled REG_MR or LOCAL_INV for m, within the budget. */
-static int sd_mr_post(struct sd_sock *sd, struct sd_mr *m, struct ib_send_wr *wr)
+/*
+ * Posts m's REG_MR, signaled, without waiting for it: the send carrying
+ * the descriptors is posted later on the same send queue, so the peer
+ * cannot use the token before the registration took effect. Waits for
+ * room in the budget, which completions give back on their own (or the
+ * stall handling of sd_wait_wrs() flushes).
+ */
+static int sd_mr_register(struct sd_sock *sd, struct sd_mr *m, u32 flags)
 {
-	int err;
+	struct sd_wr_take t = { .sd = sd };
+	struct ib_reg_wr wr = {};
+	int access = 0, err;
 
-	/* Earlier work requests complete on their own: this wait ends. */
-	wait_event(sd->rdma_wait, sd_reg_wr_try(sd, &err));
-	if (err)
-		return err;
+	if (flags & SMBDIRECT_ACCESS_PEER_READ)
+		access |= IB_ACCESS_REMOTE_READ;
+	if (flags & SMBDIRECT_ACCESS_PEER_WRITE)
+		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.wr_cqe = &m->cqe;
+	wr.mr = m->mr;
+	wr.key = m->mr->rkey;
+	wr.access = access;
 	m->cqe.done = sd_mr_done;
-	wr->wr_cqe = &m->cqe;
-	wr->send_flags = IB_SEND_SIGNALED;
+	sd_wait_wrs(sd, sd_reg_wr_take, &t, SD_REG_STALL);
+	if (t.err)
+		return t.err;
 	spin_lock_bh(&sd->lock);
 	if (sd_qp_unusable(sd)) {
 		err = sd_conn_errno(sd);
-	} else if (!sd->reg_wr_free) {
-		err = -EAGAIN;	/* another registration took it: retry */
 	} else {
-		err = ib_post_send(sd->qp, wr, NULL);
+		err = ib_post_send(sd->qp, &wr.wr, NULL);
 		if (!err) {
-			sd->reg_wr_free--;
-			m->pending = true;
-			m->posted = true;
+			m->reg_posted = true;
+			m->reg->wrs++;
 		}
 	}
+	if (err)
+		sd->reg_wr_free++;
 	spin_unlock_bh(&sd->lock);
-	if (err == -EAGAIN)
-		return sd_mr_post(sd, m, wr);
 	return err;
 }
 
-static bool sd_reg_idle(void *arg)
+/* The MR's token may be live at the device: it needs a LOCAL_INV. */
+static bool sd_mr_needs_inv(const struct sd_mr *m)
+{
+	return m->reg_posted && !m->remote_inv && !m->inv_posted && !m->status;
+}
+
+/*
+ * Posts the LOCAL_INVs of deregistered registrations, in order, while the
+ * budget has room; under sd->lock, any context. On a connection that
+ * takes no more work requests the QP is (or soon is) in the error state
+ * and accepts nothing: deregistering the MR (sd_reg_release()) kills the
+ * token then, and the registration ends with the connection's error.
+ */
+static void sd_mr_kick(struct sd_sock *sd)
+	__must_hold(&sd->lock)
+{
+	struct ib_send_wr wr;
+	struct sd_reg *reg;
+	struct sd_mr *m;
+	int err;
+
+	while ((reg = list_first_entry_or_null(&sd->reg_invq, struct sd_reg, node))) {
+		for (; reg->inv_next < reg->nr_mrs; reg->inv_next++) {
+			m = &reg->mrs[reg->inv_next];
+			if (!sd_mr_needs_inv(m))
+				continue;
+			if (sd_qp_unusable(sd)) {
+				if (!reg->status)
+					reg->status = sd_conn_errno(sd);
+				continue;
+			}
+			if (!sd->reg_wr_free)
+				return;
+			memset(&wr, 0, sizeof(wr));
+			wr.opcode = IB_WR_LOCAL_INV;
+			wr.ex.invalidate_rkey = m->mr->rkey;
+			wr.send_flags = IB_SEND_SIGNALED;
+			wr.wr_cqe = &m->cqe;
+			err = ib_post_send(sd->qp, &wr, NULL);
+			if (err) {
+				/* The QP took nothing: the connection is over. */
+				sd_fail(sd, -ECONNRESET);
+				if (!reg->status)
+					reg->status = err;
+				continue;
+			}
+			sd->reg_wr_free--;
+			reg->wrs++;
+			m->inv_posted = true;
+		}
+		list_del_init(&reg->node);
+		sd_reg_check(sd, reg);
+	}
+}
+
+/* Every work request of a deregistered registration has completed. */
+static bool sd_reg_settled(const struct sd_reg *reg)
+{
+	return reg->dereg && !reg->wrs && reg->inv_next == reg->nr_mrs &&
+	       list_empty(&reg->node);
+}
+
+/* An ASYNC deregistration that settled goes to mr_work; once. */
+static void sd_reg_check(struct sd_sock *sd, struct sd_reg *reg)
+	__must_hold(&sd->lock)
+{
+	if (!reg->async || reg->handed || !sd_reg_settled(reg))
+		return;
+	reg->handed = true;
+	list_add_tail(&reg->node, &sd->reg_done);
+	queue_work(sd_wq, &sd->mr_work);
+}
+
+static bool sd_reg_settled_now(void *arg)
 {
 	struct sd_reg *reg = arg;
 	struct sd_sock *sd = reg->sd;
-	bool idle = true;
-	u32 i;
+	bool settled;
 
 	spin_lock_bh(&sd->lock);
-	for (i = 0; i < reg->nr_mrs; i++)
-		idle &= !reg->mrs[i].pending;
+	settled = sd_reg_settled(reg);
 	spin_unlock_bh(&sd->lock);
-	return idle;
+	return settled;
 }
 
 static enum dma_data_direction sd_reg_dir(u32 flags)
@@ -276,49 +467,29 @@ static enum dma_data_direction sd_reg_dir(u32 flags)
 }
 
 /*
- * LOCAL_INV of every MR the peer can still use, waited for. On a
- * connection that takes no more work requests the QP is (or soon is) in
- * the error state and accepts nothing: deregistering the MR suffices.
+ * Frees a settled registration (on no list, no work request in flight,
+ * the peer's access over): MRs back to the pool (or deregistered), pages
+ * unmapped, unpinned and uncharged, its max_registrations slot free. May
+ * sleep. The transport (PD) is alive: a user reference, mr_work, or
+ * teardown before the PD goes.
  */
-static void sd_reg_invalidate(struct sd_sock *sd, struct sd_reg *reg)
-{
-	struct ib_send_wr wr;
-	struct sd_mr *m;
-	u32 i;
-
-	for (i = 0; i < reg->nr_mrs; i++) {
-		m = &reg->mrs[i];
-		if (!m->valid || m->remote_inv)
-			continue;
-		memset(&wr, 0, sizeof(wr));
-		wr.opcode = IB_WR_LOCAL_INV;
-		wr.ex.invalidate_rkey = m->mr->rkey;
-		if (sd_mr_post(sd, m, &wr))
-			break;
-	}
-	sd_wait_wrs(sd, sd_reg_idle, reg, SD_REG_STALL);
-}
-
-/*
- * Frees a registration that is on no list, with or without invalidating
- * first; every work request of it has completed. The transport (PD) is
- * alive: a user reference or teardown before the PD goes.
- */
-static void sd_reg_destroy(struct sd_sock *sd, struct sd_reg *reg, bool invalidate)
+static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 {
 	struct ib_device *dev = sd->pd->device;
 	enum dma_data_direction dir = sd_reg_dir(reg->flags);
 	struct sd_mr *m;
+	bool reusable;
 	u32 i;
 
-	if (invalidate)
-		sd_reg_invalidate(sd, reg);
 	for (i = 0; i < reg->nr_mrs; i++) {
 		m = &reg->mrs[i];
-		if (m->mr)
-			ib_dereg_mr(m->mr);
 		if (m->dma_nents)
 			ib_dma_unmap_sg(dev, m->sgl, m->nents, dir);
+		if (m->mr) {
+			reusable = !m->status &&
+				   (!m->reg_posted || m->remote_inv || m->inv_posted);
+			sd_mr_put(sd, m->mr, reusable);
+		}
 		kvfree(m->sgl);
 	}
 	if (reg->nr_pages)
@@ -338,6 +509,88 @@ static void sd_reg_destroy(struct sd_sock *sd, struct sd_reg *reg, bool invalida
 	spin_unlock_bh(&sd->lock);
 	kvfree(reg->pages);
 	kvfree(reg);
+}
+
+/* An ASYNC registration settled: released, then its completion queued. */
+static void sd_reg_finish(struct sd_sock *sd, struct sd_reg *reg)
+{
+	struct sd_rw_cqe *e = reg->cqe;
+	u64 cookie = reg->cookie, bytes = reg->bytes;
+	int status = reg->status;
+
+	sd_reg_release(sd, reg);
+	spin_lock_bh(&sd->lock);
+	sd_rw_cqe_post(sd, e, cookie, status, bytes, false);
+	spin_unlock_bh(&sd->lock);
+}
+
+static void sd_mr_work_fn(struct work_struct *work)
+{
+	struct sd_sock *sd = container_of(work, struct sd_sock, mr_work);
+	struct sd_reg *reg;
+
+	for (;;) {
+		spin_lock_bh(&sd->lock);
+		reg = list_first_entry_or_null(&sd->reg_done, struct sd_reg, node);
+		if (reg)
+			list_del_init(&reg->node);
+		spin_unlock_bh(&sd->lock);
+		if (!reg)
+			break;
+		sd_reg_finish(sd, reg);
+	}
+}
+
+void sd_mr_setup(struct sd_sock *sd)
+{
+	INIT_LIST_HEAD(&sd->reg_invq);
+	INIT_LIST_HEAD(&sd->reg_done);
+	INIT_LIST_HEAD(&sd->mr_idle);
+	sd->mr_idle_nr = 0;
+	INIT_WORK(&sd->mr_work, sd_mr_work_fn);
+}
+
+/*
+ * Ends a registration that is on no list: LOCAL_INV of every MR whose
+ * token may be live (none if the peer invalidated them all), then the
+ * release. Synchronous: returns when the peer's access has ended and the
+ * pages are unpinned. ASYNC (reg->async, reg->cqe set): returns at once;
+ * the completion is queued here if nothing is in flight, else by mr_work.
+ */
+static void sd_reg_retire(struct sd_sock *sd, struct sd_reg *reg)
+{
+	bool async = reg->async, now = false;
+	u32 i;
+
+	spin_lock_bh(&sd->lock);
+	reg->dereg = true;
+	reg->inv_next = 0;
+	if (!reg->wrs) {
+		now = true;
+		for (i = 0; i < reg->nr_mrs; i++)
+			if (sd_mr_needs_inv(&reg->mrs[i]))
+				now = false;
+	}
+	if (now) {
+		reg->inv_next = reg->nr_mrs;
+		reg->handed = true;
+	} else {
+		list_add_tail(&reg->node, &sd->reg_invq);
+		sd_mr_kick(sd);
+	}
+	spin_unlock_bh(&sd->lock);
+	if (now) {
+		if (async)
+			sd_reg_finish(sd, reg);
+		else
+			sd_reg_release(sd, reg);
+		return;
+	}
+	/* mr_work may have freed an ASYNC one already. */
+	if (async)
+		return;
+	sd_wait_wrs(sd, sd_reg_settled_now, reg, SD_REG_STALL);
+	sd_reg_release(sd, reg);
 }
 
 /*
@@ -439,23 +692,24 @@ int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 
 /*
  * Pins one region's pages and builds its page-per-entry scatterlist, then
- * maps it and an MR over it. The cursor is at the region's start.
+ * maps it and an MR of the pool (every one maps mr_pages) over it, with a
+ * new key. The cursor is at the region's start.
  */
 static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 		       struct sd_iov_cursor *c, u64 bytes, u32 pages,
-		       unsigned int gup)
+		       u32 mr_pages, unsigned int gup)
 {
 	struct ib_device *dev = sd->pd->device;
 	unsigned long before = reg->nr_pages;
 	int err, n;
 
 	m->reg = reg;
-	m->sgl = kvmalloc_array(pages, sizeof(*m->sgl), GFP_KERNEL);
+	m->sgl = kvmalloc_array(pages, sizeof(*m->sgl), GFP_KERNEL_ACCOUNT);
 	if (!m->sgl)
 		return -ENOMEM;
 	err = sd_pin_region(c, bytes, pages, gup, reg->pages, &reg->nr_pages,
 			    m->sgl, &m->nents);
-	/* Pinned, even on an error: sd_reg_destroy() unpins and uncounts. */
+	/* Pinned, even on an error: sd_reg_release() unpins and uncounts. */
 	spin_lock_bh(&sd->lock);
 	sd->pinned_bytes += (u64)(reg->nr_pages - before) << PAGE_SHIFT;
 	spin_unlock_bh(&sd->lock);
@@ -465,7 +719,7 @@ static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 	if (n <= 0)
 		return -ENOMEM;
 	m->dma_nents = n;
-	m->mr = ib_alloc_mr(sd->pd, IB_MR_TYPE_MEM_REG, pages);
+	m->mr = sd_mr_get(sd, mr_pages);
 	if (IS_ERR(m->mr)) {
 		err = PTR_ERR(m->mr);
 		m->mr = NULL;
@@ -475,24 +729,9 @@ static int sd_mr_build(struct sd_sock *sd, struct sd_reg *reg, struct sd_mr *m,
 		return -EINVAL;
 	/* The peer learns the descriptor's offset. */
 	m->mr->iova = sd_peer_iova(m->mr->iova);
+	/* A reused MR's earlier tokens stay dead: the key changes each time. */
 	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
 	return 0;
-}
-
-static int sd_mr_register(struct sd_sock *sd, struct sd_mr *m, u32 flags)
-{
-	struct ib_reg_wr wr = {};
-	int access = 0;
-
-	if (flags & SMBDIRECT_ACCESS_PEER_READ)
-		access |= IB_ACCESS_REMOTE_READ;
-	if (flags & SMBDIRECT_ACCESS_PEER_WRITE)
-		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
-	wr.wr.opcode = IB_WR_REG_MR;
-	wr.mr = m->mr;
-	wr.key = m->mr->rkey;
-	wr.access = access;
-	return sd_mr_post(sd, m, &wr.wr);
 }
 
 /* Limits of one MR on this device. */
@@ -528,35 +767,27 @@ static int sd_reg_setup(struct sd_sock *sd, struct sd_reg *reg,
 	err = sd_reg_charge(reg, total_pages);
 	if (err)
 		return err;
-	reg->pages = kvmalloc_array(total_pages, sizeof(*reg->pages), GFP_KERNEL);
+	reg->pages = kvmalloc_array(total_pages, sizeof(*reg->pages), GFP_KERNEL_ACCOUNT);
 	if (!reg->pages)
 		return -ENOMEM;
 	sd_iov_cursor_init(&c, iov, nr_iov);
 	for (i = 0; i < reg->nr_mrs; i++) {
 		start = c;
 		bytes = sd_iov_next_region(&c, mr_pages, mr_bytes, &pages);
-		err = sd_mr_build(sd, reg, &reg->mrs[i], &start, bytes, pages, gup);
+		err = sd_mr_build(sd, reg, &reg->mrs[i], &start, bytes, pages,
+				  mr_pages, gup);
 		if (err)
 			return err;
 		if (fatal_signal_pending(current))
 			return -EINTR;
 	}
+	/* Not waited for: a failed REG_MR fails the connection. */
 	for (i = 0; i < reg->nr_mrs; i++) {
 		err = sd_mr_register(sd, &reg->mrs[i], reg->flags);
 		if (err)
-			break;
+			return err;
 	}
-	sd_wait_wrs(sd, sd_reg_idle, reg, SD_REG_STALL);
-	spin_lock_bh(&sd->lock);
-	for (i = 0; i < reg->nr_mrs; i++) {
-		/* Only an MR whose REG_MR completed needs a LOCAL_INV. */
-		if (!reg->mrs[i].status && reg->mrs[i].posted)
-			reg->mrs[i].valid = true;
-		else if (!err)
-			err = reg->mrs[i].status ? reg->mrs[i].status : -EIO;
-	}
-	spin_unlock_bh(&sd->lock);
-	return err;
+	return 0;
 }
 
 #define SD_REG_FLAGS (SMBDIRECT_ACCESS_PEER_READ | SMBDIRECT_ACCESS_PEER_WRITE | \
@@ -645,6 +876,7 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	struct sd_iov_cursor c;
 	u32 nr_mrs = 0, mr_pages, pages, i;
 	u64 total = 0, mr_bytes;
+	struct mem_cgroup *old;
 	int err;
 
 	err = sd_ioctl_copy_in(&r, ur, sizeof(r));
@@ -684,7 +916,7 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	err = sd_reg_slot(sd);
 	if (err)
 		goto out_put;
-	reg = kvzalloc(struct_size(reg, mrs, nr_mrs), GFP_KERNEL);
+	reg = kvzalloc(struct_size(reg, mrs, nr_mrs), GFP_KERNEL_ACCOUNT);
 	if (!reg) {
 		spin_lock_bh(&sd->lock);
 		sd->nr_regs--;
@@ -695,8 +927,14 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	reg->nr_mrs = nr_mrs;
 	reg->sd = sd;
 	reg->flags = r.flags;
+	reg->bytes = total;
 	INIT_LIST_HEAD(&reg->node);
+	for (i = 0; i < nr_mrs; i++)
+		reg->mrs[i].reg = reg;
+	/* The registration's memory is the connection's: its memory cgroup. */
+	old = sd_memcg_enter(sd);
 	err = sd_reg_setup(sd, reg, iov, r.iov_count, mr_pages, mr_bytes);
+	sd_memcg_leave(old);
 	if (err)
 		goto out_destroy;
 
@@ -724,7 +962,8 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 	goto out_put;
 
 out_destroy:
-	sd_reg_destroy(sd, reg, true);
+	/* Undone before anyone saw a token: LOCAL_INV of what was posted. */
+	sd_reg_retire(sd, reg);
 out_put:
 	sd_res_put(sd);
 out_iov:
@@ -740,6 +979,7 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 	struct smbdirect_deregister __user *ud = arg;
 	struct smbdirect_deregister d = {};
 	struct sd_reg *reg = NULL, *r;
+	struct sd_rw_cqe *e = NULL;
 	u32 i, size;
 	int err, n;
 
@@ -752,11 +992,19 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 		return n;
 	if (copy_from_user(&d, ud, n))
 		return -EFAULT;
-	if (d.flags)
+	if (d.flags & ~SMBDIRECT_DEREG_ASYNC)
 		return -EINVAL;
+	if (d.flags & SMBDIRECT_DEREG_ASYNC) {
+		/* The cookie is needed; the completion is allocated here. */
+		if (n < sizeof(d))
+			return -EINVAL;
+		e = sd_rw_cqe_alloc();
+		if (!e)
+			return -ENOMEM;
+	}
 	err = sd_res_get(sd, false);
 	if (err)
-		return err;
+		goto out_free;
 	spin_lock_bh(&sd->lock);
 	list_for_each_entry(r, &sd->regs, node) {
 		if (r->id == d.id) {
@@ -765,23 +1013,35 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 			break;
 		}
 	}
+	/* Off the list, nobody marks it any more. */
+	d.state = 0;
+	for (i = 0; reg && i < reg->nr_mrs; i++)
+		if (reg->mrs[i].remote_inv)
+			d.state |= SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
 	spin_unlock_bh(&sd->lock);
 	if (!reg) {
 		sd_res_put(sd);
-		return -ENOENT;
+		err = -ENOENT;
+		goto out_free;
 	}
-	/* Off the list, nobody marks it any more. */
-	d.state = 0;
-	for (i = 0; i < reg->nr_mrs; i++)
-		if (reg->mrs[i].remote_inv)
-			d.state |= SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
 	trace_af_smbdirect_deregister(&sd->sk, d.id,
 				      (u64)reg->nr_pages << PAGE_SHIFT,
 				      reg->nr_mrs, d.state, 0);
-	sd_reg_destroy(sd, reg, true);
+	if (e) {
+		reg->async = true;
+		reg->cookie = d.cookie;
+		reg->cqe = e;
+		e = NULL;
+	}
+	sd_reg_retire(sd, reg);
 	sd_res_put(sd);
 	d.reserved = 0;
-	return copy_to_user(ud, &d, sizeof(d)) ? -EFAULT : 0;
+	/* Only state is written: a v1 caller's struct ends before cookie. */
+	return put_user(d.state, &ud->state) ? -EFAULT : 0;
+
+out_free:
+	kfree(e);
+	return err;
 }
 
 /*
@@ -799,7 +1059,7 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 
 	list_for_each_entry(reg, &sd->regs, node) {
 		for (i = 0; i < reg->nr_mrs; i++) {
-			if (!reg->mrs[i].valid || reg->mrs[i].mr->rkey != rkey)
+			if (!reg->mrs[i].reg_posted || reg->mrs[i].mr->rkey != rkey)
 				continue;
 			reg->mrs[i].remote_inv = true;
 			sd_stat_add(sd, SD_STAT_REMOTE_INVALIDATIONS, 1);
@@ -817,22 +1077,41 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 }
 
 /*
- * Teardown: the QP is drained and no ioctl holds a reference, so no work
- * request of a registration is in flight. Deregistering the MR kills its
- * token; then the pages are unpinned.
+ * Teardown: the QP is drained (every posted work request completed) and
+ * no ioctl holds a reference. Deregistrations whose LOCAL_INV never went
+ * out end with the connection's error (their MRs deregistered: that kills
+ * the tokens); ASYNC ones queue their completion, which the destructor
+ * frees if nobody reaps it. Live registrations are released without one.
+ * Then the MR pool; the PD goes after this.
  */
 void sd_mr_release_all(struct sd_sock *sd)
 {
 	struct sd_reg *reg;
 
+	/*
+	 * Nothing can be posted now: the queued ones settle, for mr_work,
+	 * whose list is worked off here. Cancelled, not flushed: teardown
+	 * holds res_mutex, and close_work on the same workqueue takes it.
+	 */
+	spin_lock_bh(&sd->lock);
+	sd_mr_kick(sd);
+	spin_unlock_bh(&sd->lock);
+	cancel_work_sync(&sd->mr_work);
+	sd_mr_work_fn(&sd->mr_work);
 	for (;;) {
 		spin_lock_bh(&sd->lock);
 		reg = list_first_entry_or_null(&sd->regs, struct sd_reg, node);
-		if (reg)
+		if (reg) {
 			list_del_init(&reg->node);
+			reg->dereg = true;
+			reg->inv_next = reg->nr_mrs;
+			WARN_ON_ONCE(reg->wrs);
+		}
 		spin_unlock_bh(&sd->lock);
 		if (!reg)
 			break;
-		sd_reg_destroy(sd, reg, false);
+		sd_reg_release(sd, reg);
 	}
+	WARN_ON_ONCE(!list_empty(&sd->reg_invq) || !list_empty(&sd->reg_done));
+	sd_mr_pool_free(sd);
 }

@@ -211,6 +211,7 @@ int sd_qp_create(struct sd_sock *sd)
 	err = sd_rw_size(sd, dev);
 	if (err)
 		goto out;
+	sd_mr_setup(sd);
 	sd->transport = sd_transport_kind(dev, id->port_num);
 	sd_stats_dev_bind(sd, dev, id->port_num);
 	sd->initiator_depth = min_t(u32, dev->attrs.max_qp_init_rd_atom, SD_RD_ATOM_MAX);

@@ -437,14 +437,16 @@ bool sd_rw_fenced(struct sd_sock *sd, u64 fence)
 
 /*
  * Teardown, after the QP was flushed: what was never posted is cancelled,
- * and every finished transfer released here (rw_work may be behind).
+ * and every finished transfer released here. rw_work is cancelled, not
+ * flushed: teardown runs under lock_sock() and res_mutex, and a flush
+ * would wait on sd_wq, where close_work takes lock_sock().
  */
 void sd_rw_teardown(struct sd_sock *sd)
 {
 	spin_lock_bh(&sd->lock);
 	sd_rw_kick(sd);
 	spin_unlock_bh(&sd->lock);
-	flush_work(&sd->rw_work);
+	cancel_work_sync(&sd->rw_work);
 	sd_rw_release_finished(sd);
 }
 

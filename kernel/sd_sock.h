@@ -270,7 +270,19 @@ struct sd_sock {
 	u32 rw_pages;		/* pages per context */
 	u32 rw_wrs;		/* send-queue WRs one context may take */
 	struct list_head regs;	/* struct sd_reg, under sd->lock */
-	unsigned int nr_regs;	/* live and being registered */
+	/* live, being registered, or deregistered and not yet unpinned */
+	unsigned int nr_regs;
+	/*
+	 * Deregistrations (sd_mr.c), under sd->lock: those with LOCAL_INVs
+	 * waiting for send-queue room, and SMBDIRECT_DEREG_ASYNC ones whose
+	 * work requests all completed, for mr_work to unpin and complete.
+	 */
+	struct list_head reg_invq;
+	struct list_head reg_done;
+	struct work_struct mr_work;
+	/* Idle MRs for the next registrations (ib_mr.qp_entry); sd->lock. */
+	struct list_head mr_idle;
+	u32 mr_idle_nr;
 	u64 pinned_bytes;	/* pages they pin, in bytes; sd->lock */
 	u64 next_reg_id;
 	/*
@@ -493,6 +505,7 @@ struct iovec *sd_iov_import(u64 uptr, u32 nr);
 int sd_iov_user_total(const struct iovec *iov, u32 nr, u64 max, u64 *total);
 void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey);
 void sd_mr_release_all(struct sd_sock *sd);
+void sd_mr_setup(struct sd_sock *sd);
 int sd_res_get(struct sd_sock *sd, bool connected);
 void sd_res_put(struct sd_sock *sd);
 int sd_wc_errno(enum ib_wc_status status);

@@ -291,7 +291,23 @@ struct smbdirect_buffer_descriptor_v1 {
  * registration may need several descriptors. desc_count gives the room
  * at desc; if that is too little, the call fails with ENOSPC and sets
  * desc_count to the number needed. On success desc_count is the number
- * written and id names the registration for DEREGISTER. Errors beyond the common ones:
+ * written and id names the registration for DEREGISTER.
+ *
+ * The call does not wait for the device to complete the registration: it
+ * returns once the registration is queued on the connection's send queue,
+ * ahead of any message sent afterwards, so the peer cannot use a token
+ * before the registration took effect (RC ordering). Should the device
+ * fail it, the connection fails (as for a failed RDMA operation). At most
+ * 16 registrations and invalidations are queued per socket at once; past
+ * that the call waits (even on an O_NONBLOCK socket) until earlier ones
+ * complete, which takes microseconds. The socket keeps deregistered
+ * memory regions for reuse (up to 32, or max_registrations if lower): a
+ * token is built from the region's index and an 8-bit key that changes
+ * with each registration, so a deregistered token stays dead for the
+ * next 255 registrations of that region at least; a peer must never use
+ * one after its registration ended.
+ *
+ * Errors beyond the common ones:
  *   EINVAL     no access bit, or no bytes at all
  *   EMSGSIZE   more than SMBDIRECT_IOV_MAX segments or
  *              SMBDIRECT_REG_MAX_BYTES bytes
@@ -321,8 +337,13 @@ struct smbdirect_register {
  * an id this socket does not hold (never registered, already
  * deregistered, or released when the RDMA device went away). state tells
  * what had happened to it: SMBDIRECT_REG_STATE_REMOTE_INVALIDATED if the
- * peer had already invalidated it with SEND_WITH_INVALIDATE (then there is
- * no second invalidation).
+ * peer had already invalidated it with SEND_WITH_INVALIDATE: then there is
+ * no second invalidation, no work request at all, and the pages are
+ * unpinned before the call returns. Otherwise the call returns once the
+ * LOCAL_INV completed (the peer's access has ended) and the pages are
+ * unpinned. On a connection that is over, nothing is posted: the memory
+ * region is destroyed, which ends the peer's access as well. Only state
+ * is written back (a first-version struct without cookie is accepted).
  */
 struct smbdirect_deregister {
 	__u32 size;
@@ -334,12 +355,24 @@ struct smbdirect_deregister {
 };
 
 /*
- * SMBDIRECT_DEREG_ASYNC: do not wait for LOCAL_INV. The id is gone at
- * once; when the peer's access has ended (at once if the peer invalidated
- * the registration, state then says so), a struct smbdirect_rdma_completion
- * with cookie, status 0 and bytes the registered length reaches the
- * socket's error queue (see SMBDIRECT_CMSG_RDMA_COMPLETION). The memory
- * must not be reused before that completion. size must cover cookie.
+ * SMBDIRECT_DEREG_ASYNC: do not wait for LOCAL_INV. size must cover
+ * cookie (else EINVAL); ENOMEM if the completion cannot be allocated
+ * (nothing happened then). The id is gone at once and state is written as
+ * above; the call never blocks on the device. When the peer's access has
+ * ended and the pages are unpinned and uncharged, exactly one struct
+ * smbdirect_rdma_completion with cookie and bytes the registered length
+ * reaches the socket's error queue (see SMBDIRECT_CMSG_RDMA_COMPLETION;
+ * poll reports EPOLLERR): status 0 once the LOCAL_INV completed, or
+ * already queued when the call returns if the peer had invalidated the
+ * registration (state says so) and nothing of it was in flight; status
+ * -errno (ECONNRESET, or the connection's error) if the connection ended
+ * before the invalidation completed: the memory region was destroyed
+ * instead, which ends the peer's access too. The memory must not be
+ * reused, nor assumed unpinned, before that completion. Until then the
+ * registration counts against max_registrations and RLIMIT_MEMLOCK.
+ * close() ends every pending one (completions nobody can reap any more
+ * are freed); when only the transport goes (RDMA device removal) they
+ * complete with its error. Nothing stays pinned after close().
  */
 #define SMBDIRECT_DEREG_ASYNC	0x1
 

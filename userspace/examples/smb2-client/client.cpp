@@ -168,10 +168,10 @@ Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charg
 		return r.error();
 	if (r->header.command != command || r->header.message_id != *id)
 		return ParseError::unexpected_message;
-	x.header = r->header;
-	x.response = std::move(r->message);
 	if (auto ec = status_of(*r, also_ok))
 		return ec;
+	x.header = r->header;
+	x.response = std::move(r->message);
 	return x;
 }
 

@@ -5,7 +5,9 @@
 # `smbdirect perf` on the same rxe device, then SMB over it (the example
 # client and server, cifs.ko, ksmbd), one after the other, and prints the
 # table of ratios (issue #24, item 4).
-# Usage: guest-bench.sh USERSPACE_BUILD SECONDS SMB_MIB
+# Usage: guest-bench.sh USERSPACE_BUILD SECONDS SMB_MIB [BASELINE_MODULE_DIR]
+# BASELINE_MODULE_DIR: the module before pooled memory regions, for the
+# register+deregister comparison ("none": not built).
 #
 # Units: perftest's "BW average[MB/sec]" column is MiB/s (2^20 bytes: it
 # divides by 0x100000, see its --help for --report_gbits). smbdirect perf
@@ -16,7 +18,7 @@
 # moved: both ends of an SMB connection are in this guest, so it is the
 # cost of client and server together.
 set -u
-us=$1 secs=${2:-5} smb_mib=${3:-64}
+us=$1 secs=${2:-5} smb_mib=${3:-64} base_mdir=${4:-none}
 sd=$us/tools/smbdirect
 exclient=$us/examples/smbdirect-example-smb2-client
 exserver=$us/examples/smbdirect-example-smb2-server
@@ -33,8 +35,10 @@ export LC_ALL=C
 insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { log "insmod failed"; exit 1; }
 # Whether this module pools its memory regions (branch pooled-mr): its UAPI
 # header says so.
+pooled=
 if grep -q 'keeps deregistered' "$SD_REPO/uapi/linux/smbdirect.h"; then
-	pooled_note="in this module (REGISTER does not wait for REG_MR; regions reused)"
+	pooled=1
+	pooled_note="in this module (REGISTER does not wait for REG_MR; regions reused); the v1 line is pooled"
 else
 	pooled_note="not in this module: branch pooled-mr has not landed on main, so there is nothing pooled to measure"
 fi
@@ -158,6 +162,22 @@ reg_lat "register 1MiB v1" v1;            reg_v1=$reg_avg reg_v1_99=$reg_p99
 reg_lat "register 1MiB async-dereg" async; reg_as=$reg_avg reg_as_99=$reg_p99
 kill $sd_srv 2>/dev/null
 wait $sd_srv 2>/dev/null
+
+# The same register+deregister with the module before pooled MRs.
+reg_base= reg_base_99=
+if [ -f "$base_mdir/af_smbdirect.ko" ] && [ -n "$pooled" ]; then
+	rmmod af_smbdirect && insmod "$base_mdir/af_smbdirect.ko" && {
+		"$sd" perf -l -v $addr 7445 2>>"$SD_OUT/smbdirect-perf.log" &
+		sd_srv=$!
+		sleep 2
+		reg_lat "register 1MiB v1, module before pooled MRs" v1
+		reg_base=$reg_avg reg_base_99=$reg_p99
+		kill $sd_srv 2>/dev/null
+		wait $sd_srv 2>/dev/null
+		rmmod af_smbdirect
+	}
+	insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { log "insmod of this module again failed"; exit 1; }
+fi
 
 # What the connections negotiated (server side of a test connection).
 "$sd" params -l --once --json -v $addr 7446 >/tmp/params.json 2>/tmp/params.err &
@@ -310,6 +330,7 @@ log "  smbdirect perf register+deregister 1 MiB: v1 $(v "$reg_v1") us avg ($(v "
 # in the module, not the calls: with it these are the pooled numbers, and
 # "pooled / today's" is this line over the same line of a run without it.
 log "    pooled registration: $pooled_note"
+[ -n "$pooled" ] && log "    module before pooled MRs (same calls, same run): $(v "$reg_base") us avg ($(v "$reg_base_99") p99)"
 [ -n "${params:-}" ] && log "  negotiated (server side): $params"
 smbrow() { # label key
 	log "$(printf '  %-38s write %8s MiB/s %7s CPU-s/GiB   read %8s MiB/s %7s CPU-s/GiB' "$1" \
@@ -331,6 +352,7 @@ log "ratio write 64KiB depth 1 / ib_write_bw: $(ratio "${wr_d1:-0}" "${write_bw6
 log "ratio read  64KiB depth 1 / v1 ioctl: $(ratio "${rd_d1:-0}" "${rd_v1:-0}")   depth 8 / v1 ioctl: $(ratio "${rd_d8:-0}" "${rd_v1:-0}")"
 log "ratio write 64KiB depth 1 / v1 ioctl: $(ratio "${wr_d1:-0}" "${wr_v1:-0}")   depth 8 / v1 ioctl: $(ratio "${wr_d8:-0}" "${wr_v1:-0}")"
 log "ratio register+deregister v1+async/v1: $(ratio "${reg_as:-0}" "${reg_v1:-0}") (lower is better)"
+[ -n "$pooled" ] && log "ratio register+deregister pooled / before pooled MRs: $(ratio "${reg_v1:-0}" "${reg_base:-0}") (lower is better)"
 for io in write read; do
 	log "ratio SMB $io example client (depth 8) / cifs.ko -> ksmbd: $(ratio "${mib[client8.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")"
 	log "ratio SMB $io cifs.ko -> example server / cifs.ko -> ksmbd: $(ratio "${mib[cifs-exserver.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")"
@@ -338,6 +360,10 @@ for io in write read; do
 done
 target "read 64KiB depth 8 / depth 1" "$(ratio "${rd_d8:-0}" "${rd_d1:-0}")" 3
 target "write 64KiB depth 8 / depth 1" "$(ratio "${wr_d8:-0}" "${wr_d1:-0}")" 3
+if [ -n "$pooled" ]; then
+	# target: pooled <= 0.3 x before, i.e. before / pooled >= 3.33
+	target "register+deregister before pooled MRs / pooled (pooled <= 0.3x)" "$(ratio "${reg_base:-0}" "${reg_v1:-0}")" 3.33
+fi
 for io in write read; do
 	target "SMB $io example client / cifs.ko -> ksmbd" "$(ratio "${mib[client8.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")" 1.0
 	target "SMB $io cifs.ko -> example server / cifs.ko -> ksmbd" "$(ratio "${mib[cifs-exserver.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")" 0.9

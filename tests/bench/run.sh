@@ -12,6 +12,22 @@ kdir=$("$root/tests/vm/build-kernel.sh" "$series" bench)
 mkdir -p "$build/bench"
 make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" > "$build/bench/module.log"
 mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/bench/module.log")
+# The register+deregister baseline: the module as it was before pooled
+# memory regions (the same calls, measured in the same VM run after an
+# rmmod/insmod), built from the repository's history when it has it.
+base=$(git -C "$root" log --format=%H -1 --grep='pooled MRs per socket' 2>/dev/null || true)
+bmdir=
+if [ -n "$base" ]; then
+	rm -rf "$build/bench/regbase-src"
+	mkdir -p "$build/bench/regbase-src"
+	git -C "$root" archive "$base^" | tar -x -C "$build/bench/regbase-src"
+	if make --no-print-directory -C "$build/bench/regbase-src" module KDIR="$kdir" \
+		BUILD="$build/bench/regbase" > "$build/bench/regbase.log" 2>&1; then
+		bmdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/bench/regbase.log")
+	else
+		echo "bench: the module before pooled MRs did not build ($build/bench/regbase.log)" >&2
+	fi
+fi
 # `smbdirect perf` and the SMB2 examples from the user-space build the VM
 # tests use (RelWithDebInfo).
 us=$("$root/tests/userspace/build.sh" "$root" "$build")
@@ -19,5 +35,6 @@ out=$build/bench/vm
 rm -rf "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1800} \
 	"$root/tests/vm/run-vm.sh" "$kdir" "$out" \
-	tests/bench/guest-bench.sh "$us" "${SD_BENCH_SECONDS:-5}" "${SD_BENCH_SMB_MIB:-64}"
+	tests/bench/guest-bench.sh "$us" "${SD_BENCH_SECONDS:-5}" "${SD_BENCH_SMB_MIB:-64}" \
+	"${bmdir:-none}"
 cat "$out/bench.txt"

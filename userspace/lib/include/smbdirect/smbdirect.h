@@ -260,6 +260,112 @@ ssize_t smbdirect_send_with_invalidate(int fd, const struct iovec *iov,
 				       int iov_count, uint32_t token,
 				       int msg_flags);
 
+/* --- asynchronous RDMA (SMBDIRECT_CMSG_RDMA) ------------------------------- */
+
+/*
+ * Many transfers in flight on one socket, none blocking (see "Asynchronous
+ * RDMA" in <linux/smbdirect.h>). A transfer is described by a struct
+ * smbdirect_rdma_args (prepared by the smbdirect_rdma_prep_*() calls),
+ * submitted with sendmsg() control messages, and completes exactly once
+ * with its cookie: a struct smbdirect_rdma_completion on the socket's
+ * error queue (poll reports POLLERR while one waits), reaped with
+ * smbdirect_rdma_reap(). The memory (or file range) of a transfer must stay
+ * as it is until its completion has been reaped. io_uring users build the
+ * sendmsg with smbdirect_rdma_prep_msghdr() and parse what a recvmsg with
+ * MSG_ERRQUEUE returned with smbdirect_rdma_completions().
+ */
+
+/*
+ * Fill *a for an RDMA WRITE of the local segments iov into the peer's
+ * descriptors desc (an SMB2 READ on a server), an RDMA READ of them into
+ * iov (an SMB2 WRITE), or an RDMA WRITE of length bytes at offset of the
+ * regular file open for reading at fd (SMBDIRECT_RDMA_F_FILE: from its page
+ * cache, no copy through user space). Only pointers are stored: iov, desc
+ * (and the file) must stay valid until submission, the memory they name
+ * until the completion. Nothing is checked here; submission checks.
+ */
+void smbdirect_rdma_prep_write(struct smbdirect_rdma_args *a, uint64_t cookie,
+			       const struct iovec *iov, unsigned int iov_count,
+			       const struct smbdirect_buffer_descriptor_v1 *desc,
+			       uint32_t desc_count);
+void smbdirect_rdma_prep_read(struct smbdirect_rdma_args *a, uint64_t cookie,
+			      const struct iovec *iov, unsigned int iov_count,
+			      const struct smbdirect_buffer_descriptor_v1 *desc,
+			      uint32_t desc_count);
+void smbdirect_rdma_prep_write_file(struct smbdirect_rdma_args *a, uint64_t cookie,
+				    int fd, uint64_t offset, uint64_t length,
+				    const struct smbdirect_buffer_descriptor_v1 *desc,
+				    uint32_t desc_count);
+
+/*
+ * Submit nr (1 .. SMBDIRECT_RDMA_CMSG_MAX) transfers in one sendmsg(), all
+ * or none. flags: sendmsg flags, MSG_DONTWAIT (-EAGAIN instead of waiting
+ * for a slot of SMBDIRECT_OPT_RDMA_INFLIGHT) and MSG_NOSIGNAL (no SIGPIPE
+ * with -EPIPE). Returns 0.
+ */
+int smbdirect_rdma_submit(int fd, const struct smbdirect_rdma_args *args,
+			  unsigned int nr, int flags);
+
+/*
+ * nr transfers (0 .. SMBDIRECT_RDMA_CMSG_MAX) and then one message, the
+ * msg_iovcnt segments at msg, in one sendmsg(): every RDMA WRITE reaches
+ * the peer's memory before the message (an SMB2 READ response right behind
+ * its data). invalidate_token, if not NULL, sends the message with
+ * SEND_WITH_INVALIDATE of that token of the peer (host order,
+ * le32toh(desc.token)). Returns the message bytes taken, as send() does.
+ */
+ssize_t smbdirect_rdma_submit_msg(int fd, const struct smbdirect_rdma_args *args,
+				  unsigned int nr, const struct iovec *msg,
+				  int msg_iovcnt, const uint32_t *invalidate_token,
+				  int flags);
+
+/*
+ * Reap up to max waiting completions (at most 256 per call) into c;
+ * never blocks. Returns how many (0 when none waits).
+ */
+int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c,
+			unsigned int max);
+
+/*
+ * For io_uring (IORING_OP_SENDMSG): bytes of msg_control that nr
+ * transfers take, nr * CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) (0
+ * for nr above SMBDIRECT_RDMA_CMSG_MAX), and the control messages of nr
+ * transfers written to control (aligned for struct cmsghdr), with
+ * msg->msg_control and msg_controllen pointed at them; msg_iov is left
+ * alone. The transfers are checked as smbdirect_rdma_submit() checks
+ * them. Returns 0.
+ */
+size_t smbdirect_rdma_control_space(unsigned int nr);
+int smbdirect_rdma_prep_msghdr(struct msghdr *msg, void *control,
+			       size_t control_len,
+			       const struct smbdirect_rdma_args *args,
+			       unsigned int nr);
+
+/*
+ * For io_uring (IORING_OP_RECVMSG with MSG_ERRQUEUE): the msg_controllen
+ * that lets the kernel return up to max completions (a 32-bit process
+ * needs a little more than CMSG_SPACE()), and the completions in the
+ * control messages of a msghdr such a recvmsg filled in, copied to c.
+ * Returns how many; -ENOSPC (nothing copied) if more than max are there.
+ */
+size_t smbdirect_rdma_completion_space(unsigned int max);
+int smbdirect_rdma_completions(const struct msghdr *msg,
+			       struct smbdirect_rdma_completion *c,
+			       unsigned int max);
+
+/*
+ * smbdirect_rdma_v1_deregister() without waiting for the invalidation
+ * (SMBDIRECT_DEREG_ASYNC): the id is gone at once; a completion with
+ * cookie (status 0, bytes the registered length) reaches the error queue
+ * when the peer's access has ended, and only then may the memory be
+ * reused. Returns the SMBDIRECT_REG_STATE_* bits. On success reg->desc is
+ * freed and *reg zeroed; on failure *reg is left as it was (deregister it
+ * with smbdirect_rdma_v1_deregister(), for example).
+ */
+int smbdirect_rdma_v1_deregister_async(int fd,
+				       struct smbdirect_rdma_v1_registration *reg,
+				       uint64_t cookie);
+
 /* --- RDMA-capable interfaces (SMB3 multichannel) ---------------------------- */
 
 #define SMBDIRECT_IF_RDMA_CAPABLE 0x1 /* announce with RDMA_CAPABLE */

@@ -40,28 +40,9 @@ void prep(struct smbdirect_rdma_args *a, uint64_t cookie, uint32_t op, const str
 	a->fd = -1;
 }
 
-// The largest control area any call of this file builds: every transfer
-// and a token. About 5 KiB, on the stack.
-constexpr size_t max_control =
-	CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) * SMBDIRECT_RDMA_CMSG_MAX +
-	CMSG_SPACE(sizeof(uint32_t));
-
-union Control {
-	struct cmsghdr align;
-	unsigned char bytes[max_control];
-};
-
-// sendmsg() of nr transfers (checked already), the message and the token.
-ssize_t send_transfers(int fd, const struct smbdirect_rdma_args *args, unsigned int nr,
-		       const struct iovec *iov, int iov_count, const uint32_t *token,
-		       int flags) noexcept
+ssize_t sendmsg_errno(int fd, struct msghdr *msg, int flags) noexcept
 {
-	Control control;
-	struct msghdr msg = {};
-	msg.msg_iov = const_cast<struct iovec *>(iov);
-	msg.msg_iovlen = static_cast<size_t>(iov_count);
-	write_control(&msg, control.bytes, args, nr, token);
-	ssize_t n = ::sendmsg(fd, &msg, flags);
+	ssize_t n = ::sendmsg(fd, msg, flags);
 	return n >= 0 ? n : neg_errno();
 }
 
@@ -227,7 +208,9 @@ int smbdirect_rdma_submit(int fd, const struct smbdirect_rdma_args *args, unsign
 	int err = check_transfers(args, nr);
 	if (err)
 		return err;
-	ssize_t n = send_transfers(fd, args, nr, nullptr, 0, nullptr, flags);
+	ssize_t n = send_transfers(
+		[fd](struct msghdr *msg, int f) noexcept { return sendmsg_errno(fd, msg, f); },
+		args, nr, nullptr, 0, nullptr, flags);
 	return n < 0 ? static_cast<int>(n) : 0;
 }
 
@@ -244,7 +227,9 @@ ssize_t smbdirect_rdma_submit_msg(int fd, const struct smbdirect_rdma_args *args
 		return err;
 	if (msg_iovcnt > 0 && !msg)
 		return -EFAULT;
-	return send_transfers(fd, args, nr, msg, msg_iovcnt, invalidate_token, flags);
+	return send_transfers(
+		[fd](struct msghdr *m, int f) noexcept { return sendmsg_errno(fd, m, f); }, args,
+		nr, msg, msg_iovcnt, invalidate_token, flags);
 }
 
 size_t smbdirect_rdma_control_space(unsigned int nr)
@@ -291,21 +276,12 @@ int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c, unsigned in
 		return -EINVAL;
 	if (max > completions_per_call)
 		max = completions_per_call;
-	union {
-		struct cmsghdr align;
-		unsigned char bytes[completion_space(completions_per_call)];
-	} control;
-	struct msghdr msg = {};
-	msg.msg_control = control.bytes;
-	msg.msg_controllen = completion_space(max);
-	if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
-		int err = neg_errno();
-		return err == -EAGAIN ? 0 : err;
-	}
-	int n = parse_completions(&msg, c, max);
-	// Success without completions: not an SMB-Direct socket's error queue
-	// (an AF_UNIX socket, for one, ignores MSG_ERRQUEUE and reads data).
-	return n == 0 ? -EBADMSG : n;
+	return reap_completions(
+		[fd](struct msghdr *msg, int flags) noexcept -> ssize_t {
+			ssize_t n = ::recvmsg(fd, msg, flags);
+			return n >= 0 ? n : neg_errno();
+		},
+		c, max);
 }
 
 int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registration *reg,
@@ -318,16 +294,11 @@ int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registra
 	// Ids are never 0: a zeroed registration is no registration.
 	if (reg->id == 0)
 		return -ENOENT;
-	struct smbdirect_deregister d = {};
-	d.size = sizeof(d);
-	d.flags = SMBDIRECT_DEREG_ASYNC;
-	d.id = reg->id;
-	d.cookie = cookie;
-	if (::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d))
-		return neg_errno();
-	std::free(reg->desc);
-	std::memset(reg, 0, sizeof(*reg));
-	return static_cast<int>(d.state & 0x7fffffff);
+	return deregister_async(
+		[fd](struct smbdirect_deregister &d) noexcept {
+			return ::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d) ? neg_errno() : 0;
+		},
+		reg, cookie);
 }
 
 } // extern "C"

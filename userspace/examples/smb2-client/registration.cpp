@@ -6,37 +6,14 @@
 
 namespace smb2 {
 
-Registration::~Registration()
-{
-	if (registered())
-		(void)smbdirect_rdma_v1_deregister(fd_, &reg_);
-}
-
-Registration::Registration(Registration &&other) noexcept
-	: fd_(std::exchange(other.fd_, -1)), reg_(std::exchange(other.reg_, {}))
-{
-}
-
-Registration &Registration::operator=(Registration &&other) noexcept
-{
-	if (this != &other) {
-		if (registered())
-			(void)smbdirect_rdma_v1_deregister(fd_, &reg_);
-		fd_ = std::exchange(other.fd_, -1);
-		reg_ = std::exchange(other.reg_, {});
-	}
-	return *this;
-}
-
 std::error_code Registration::register_memory(int fd, std::span<const iovec> iov, uint32_t flags)
 {
 	if (registered())
 		return std::make_error_code(std::errc::device_or_resource_busy);
-	int err = smbdirect_rdma_v1_register(fd, iov.data(), static_cast<int>(iov.size()), flags,
-					     &reg_);
-	if (err < 0)
-		return errno_code(err);
-	fd_ = fd;
+	auto reg = sd::Registration::create(fd, iov, flags);
+	if (!reg)
+		return reg.error();
+	reg_ = std::move(*reg);
 	return {};
 }
 
@@ -44,20 +21,17 @@ Result<uint32_t> Registration::deregister()
 {
 	if (!registered())
 		return std::make_error_code(std::errc::invalid_argument);
-	int state = smbdirect_rdma_v1_deregister(std::exchange(fd_, -1), &reg_);
-	if (state < 0)
-		return errno_code(state);
-	return static_cast<uint32_t>(state);
+	auto invalidated = reg_.deregister();
+	if (!invalidated)
+		return invalidated.error();
+	return *invalidated ? uint32_t(SMBDIRECT_REG_STATE_REMOTE_INVALIDATED) : 0u;
 }
 
 std::vector<BufferDescriptor> Registration::descriptors() const
 {
 	std::vector<BufferDescriptor> out;
-	out.reserve(reg_.desc_count);
-	for (uint32_t i = 0; i < reg_.desc_count; i++) {
-		const auto &d = reg_.desc[i];
-		out.push_back({ le64toh(d.offset), le32toh(d.token), le32toh(d.length) });
-	}
+	for (const sd::Descriptor &d : reg_.descriptors())
+		out.push_back({ sd::offset(d), sd::token(d), sd::length(d) });
 	return out;
 }
 

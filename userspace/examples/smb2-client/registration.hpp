@@ -7,7 +7,8 @@
  * whether the server had already invalidated the token with
  * SEND_WITH_INVALIDATE (SMB2_CHANNEL_RDMA_V1_INVALIDATE); the destructor
  * deregisters what is still registered (an error path), so no pinned
- * memory outlives the request.
+ * memory outlives the request. The work is libsmbdirect's C++
+ * sd::Registration; this class adds the SMB2 codec's descriptor type.
  */
 #ifndef SMBDIRECT_EXAMPLES_SMB2_CLIENT_REGISTRATION_HPP
 #define SMBDIRECT_EXAMPLES_SMB2_CLIENT_REGISTRATION_HPP
@@ -17,7 +18,7 @@
 #include <system_error>
 #include <vector>
 
-#include <smbdirect/smbdirect.h>
+#include <smbdirect/smbdirect.hpp>
 
 #include "../smb2/smb2.hpp"
 
@@ -25,13 +26,6 @@ namespace smb2 {
 
 class Registration {
 public:
-	Registration() = default;
-	~Registration();
-	Registration(const Registration &) = delete;
-	Registration &operator=(const Registration &) = delete;
-	Registration(Registration &&other) noexcept;
-	Registration &operator=(Registration &&other) noexcept;
-
 	/* flags: SMBDIRECT_ACCESS_* | SMBDIRECT_REG_REMOTE_INVALIDATE. */
 	std::error_code register_memory(int fd, std::span<const iovec> iov, uint32_t flags);
 	/* SMBDIRECT_REG_STATE_* bits, or the error; registered() is false after. */
@@ -39,14 +33,13 @@ public:
 
 	bool registered() const
 	{
-		return fd_ >= 0;
+		return reg_.live();
 	}
 	/* The descriptors in host order, for the SMB2 codec. */
 	std::vector<BufferDescriptor> descriptors() const;
 
 private:
-	int fd_ = -1;
-	smbdirect_rdma_v1_registration reg_{};
+	sd::Registration reg_; /* its destructor deregisters */
 };
 
 } // namespace smb2

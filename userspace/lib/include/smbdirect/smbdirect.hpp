@@ -687,7 +687,8 @@ class RdmaQueue {
 	}
 
 	// Waits up to timeout_ms (-1: forever) for a completion: true if one
-	// waits, false after the timeout.
+	// waits; false after the timeout, or at once when the connection is
+	// over (POLLHUP) and none waits.
 	Result<bool> wait(int timeout_ms) const noexcept
 	{
 		if (fd_ < 0) // poll() would ignore it, and wait the whole time

@@ -417,10 +417,11 @@ class Registration {
 	}
 
 	// Ends the registration without waiting for the invalidation
-	// (SMBDIRECT_DEREG_ASYNC): the descriptors are gone at once, and a
-	// completion with cookie (status 0, bytes length()) reaches the
-	// socket's error queue (RdmaQueue) once the peer's access has ended;
-	// only then may the memory be reused. true if the peer had already
+	// (SMBDIRECT_DEREG_ASYNC): the descriptors are gone at once, and one
+	// completion with cookie (bytes length(); status 0, or the
+	// connection's error if it ended first) reaches the socket's error
+	// queue (RdmaQueue) once the peer's access has ended; only then may
+	// the memory be reused. true if the peer had already
 	// invalidated it. On failure the registration stays as it was.
 	Result<bool> deregister_async(uint64_t cookie) noexcept
 	{

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # run.sh ROOT BUILD: `make bench`. Not a test: measures af_smbdirect next to
-# perftest on the same rxe device in one VM run of the non-debug kernel
-# (KASAN/lockdep/kmemleak overhead would swamp everything) and prints ratios.
+# perftest on the same rxe device, and SMB over it next to cifs.ko and ksmbd,
+# in one VM run of the non-debug kernel (KASAN/lockdep/kmemleak overhead
+# would swamp everything) and prints ratios.
 set -euo pipefail
 root=$1 build=$2
 series=${SD_BENCH_KERNEL:-7.2}
@@ -11,10 +12,29 @@ kdir=$("$root/tests/vm/build-kernel.sh" "$series" bench)
 mkdir -p "$build/bench"
 make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" > "$build/bench/module.log"
 mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/bench/module.log")
-# `smbdirect perf` from the user-space build the VM tests use (RelWithDebInfo).
+# The register+deregister baseline: the module as it was before pooled
+# memory regions (the same calls, measured in the same VM run after an
+# rmmod/insmod), built from the repository's history when it has it.
+base=$(git -C "$root" log --format=%H -1 --grep='pooled MRs per socket' 2>/dev/null || true)
+bmdir=
+if [ -n "$base" ]; then
+	rm -rf "$build/bench/regbase-src"
+	mkdir -p "$build/bench/regbase-src"
+	git -C "$root" archive "$base^" | tar -x -C "$build/bench/regbase-src"
+	if make --no-print-directory -C "$build/bench/regbase-src" module KDIR="$kdir" \
+		BUILD="$build/bench/regbase" > "$build/bench/regbase.log" 2>&1; then
+		bmdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/bench/regbase.log")
+	else
+		echo "bench: the module before pooled MRs did not build ($build/bench/regbase.log)" >&2
+	fi
+fi
+# `smbdirect perf` and the SMB2 examples from the user-space build the VM
+# tests use (RelWithDebInfo).
 us=$("$root/tests/userspace/build.sh" "$root" "$build")
 out=$build/bench/vm
 rm -rf "$out"
-SD_MODULE_DIR=$mdir SD_VM_QUIET=1 "$root/tests/vm/run-vm.sh" "$kdir" "$out" \
-	tests/bench/guest-bench.sh "$us/tools/smbdirect" "${SD_BENCH_SECONDS:-5}"
+SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1800} \
+	"$root/tests/vm/run-vm.sh" "$kdir" "$out" \
+	tests/bench/guest-bench.sh "$us" "${SD_BENCH_SECONDS:-5}" "${SD_BENCH_SMB_MIB:-64}" \
+	"${bmdir:-none}"
 cat "$out/bench.txt"

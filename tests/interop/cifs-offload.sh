@@ -11,7 +11,7 @@
 # with the server's files and the sources; ls, mv, rm; umount. cifs.ko
 # registers its pages and sends buffer descriptors for I/O at or above
 # /proc/fs/cifs/rdma_readwrite_threshold: the server's log must show the
-# data moved by smbdirect_rdma_v1_writev (READ) and _readv (WRITE), at
+# data moved by RDMA WRITE from the file (READ) and RDMA READ (WRITE), at
 # least as many bytes as the test moved; data that went inline fails it.
 #
 # Runs before ksmbd.sh and the ksmbd-*.sh scripts (glob order): ports 445
@@ -131,11 +131,13 @@ run_transport() {
 	wait "$spid"
 	# One summary per connection (cifs.ko may have reconnected): add them up.
 	grep 'summary:' "$log" | sed "s/^/# $t server: /"
-	n_read=$(sed -n 's/.*READ over RDMA: [0-9]* smbdirect_rdma_v1_writev, \([0-9]*\) bytes.*/\1/p' "$log" |
+	n_read=$(sed -n 's/.*READ over RDMA: [0-9]* RDMA WRITE from the file, \([0-9]*\) bytes.*/\1/p' "$log" |
 		awk '{ n += $1 } END { print n + 0 }')
-	n_write=$(sed -n 's/.*WRITE over RDMA: [0-9]* smbdirect_rdma_v1_readv, \([0-9]*\) bytes.*/\1/p' "$log" |
+	n_write=$(sed -n 's/.*WRITE over RDMA: [0-9]* RDMA READ, \([0-9]*\) bytes.*/\1/p' "$log" |
 		awk '{ n += $1 } END { print n + 0 }')
-	echo "# $t: the server moved $n_read bytes by RDMA for READ, $n_write for WRITE"
+	n_flight=$(sed -n 's/.* at most \([0-9]*\) transfers and [0-9]* WRITEs in flight.*/\1/p' "$log" |
+		sort -n | tail -n 1)
+	echo "# $t: the server moved $n_read bytes by RDMA for READ, $n_write for WRITE, at most ${n_flight:-?} transfers in flight"
 	# 1 + 8 MiB each way at least; inline data would leave these short.
 	if ! grep -q 'summary:' "$log"; then
 		tap_fail "cifs-offload.$t.rdma.counts" "no summary in the server's log" "$log"
@@ -146,7 +148,7 @@ run_transport() {
 		tap_ok "cifs-offload.$t.rdma.counts"
 	fi
 	if [ "$tap_failed" -ne 0 ]; then
-		grep -v -E ' -> STATUS_SUCCESS$|smbdirect_rdma_v1_(readv|writev) (from|into)' "$log" |
+		grep -v -E ' -> STATUS_SUCCESS$|: RDMA (READ|WRITE) (from|into)' "$log" |
 			tail -n 40 | sed "s/^/# $t server log: /"
 		dmesg | grep -i -E 'cifs|smbd|smb_direct' | tail -n 20 | sed "s/^/# dmesg: /"
 	fi

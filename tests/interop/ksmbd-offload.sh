@@ -40,6 +40,7 @@ all_names() {
 			for c in $cs; do echo "ksmbd-offload.$t.smb${d//./}.$c"; done
 		done
 		echo "ksmbd-offload.$t.cli.put_get"
+		echo "ksmbd-offload.$t.cli.put_get.depth8"
 	done
 }
 names=$(all_names)
@@ -100,29 +101,38 @@ session() {
 	fi
 }
 
-# put_get TRANSPORT: the command line, put with _INVALIDATE in 3 descriptors, get plain.
+# put_get TRANSPORT [NAME-SUFFIX EXTRA-OPTIONS...]: the command line, put
+# with _INVALIDATE in 3 descriptors, get plain. .depth8: 8 MiB + 123 bytes
+# in 256 KiB requests, 8 outstanding (33 requests each way, the last
+# short), checked with cmp (the same bytes as sha256 would compare).
 put_get() {
-	local t=$1 addr port name=ksmbd-offload.$t.cli.put_get src=$work/src.bin got=$work/got.bin
-	local remote=sd-offload-cli-$t.bin out rc why=
+	local t=$1 addr port name=ksmbd-offload.$t.cli.put_get${2:-} src=$work/src.bin got=$work/got.bin
+	local remote=sd-offload-cli-$t.bin out rc why= bytes=$((1048576 + 123))
+	shift $(($# < 2 ? $# : 2))
+	[ $# -gt 0 ] && bytes=$((8 * 1048576 + 123))
 	addr=$(addr_of "$t") port=$(port_of "$t")
-	head -c $((1048576 + 123)) /dev/urandom >"$src"
-	out=$(timeout -s KILL 60 "$client" -u U -p P "$addr" "$port" "//$addr/share" put \
-		"$src" "$remote" --rdma --invalidate --segments 3 2>&1)
+	head -c $bytes /dev/urandom >"$src"
+	out=$(timeout -s KILL 120 "$client" -u U -p P "$addr" "$port" "//$addr/share" put \
+		"$src" "$remote" --rdma --invalidate --segments 3 "$@" 2>&1)
 	rc=$?
 	echo "# $name: $out"
 	if [ $rc -ne 0 ]; then
 		why="put exit $rc: $out"
 	elif ! cmp -s "$src" "$ksmbd_share/$remote"; then
 		why="the file on ksmbd's disk differs from what was put"
+	elif [ $# -gt 0 ] && [[ $out != *"up to 8 outstanding"* ]]; then
+		why="put did not have 8 WRITEs outstanding: $out"
 	else
-		out=$(timeout -s KILL 60 "$client" -u U -p P "$addr" "$port" "//$addr/share" get \
-			"$remote" "$got" --rdma 2>&1)
+		out=$(timeout -s KILL 120 "$client" -u U -p P "$addr" "$port" "//$addr/share" get \
+			"$remote" "$got" --rdma "$@" 2>&1)
 		rc=$?
 		echo "# $name: $out"
 		if [ $rc -ne 0 ]; then
 			why="get exit $rc: $out"
 		elif ! cmp -s "$src" "$got"; then
 			why="the file got differs from ksmbd's"
+		elif [ $# -gt 0 ] && [[ $out != *"up to 8 outstanding"* ]]; then
+			why="get did not have 8 READs outstanding: $out"
 		fi
 	fi
 	rm -f "$ksmbd_share/$remote" "$got"
@@ -139,6 +149,7 @@ for t in "${transports[@]}"; do
 		session "$t" "$d"
 	done
 	put_get "$t"
+	put_get "$t" .depth8 --depth 8 --io-size 256K
 done
 rm -rf "$work"
 tap_exit

@@ -35,8 +35,15 @@ usage_cases=(
 	"perf -l --test send 7000"	"dev extra"		"params 10.77.0.1"
 	"params --once 10.77.0.1 7000"	"params -o nope=1 10.77.0.1 7000"
 	"family extra"		"nosuchcommand"		""
+	"perf --test read --api v1 --depth 8 10.77.0.1 7000"
+	"perf --test send --depth 2 10.77.0.1 7000"	"perf --test read --api pooled 10.77.0.1 7000"
 )
-plan=$((1 + 6 + ${#usage_cases[@]} + 4 + 1 + 1 + 9 + 3 + 2 * 5))
+# perf: every test kind, plus read/write at --depth 8 and with --api v1,
+# register with --api async (NAME:ARGS, ARGS the name when absent).
+perf_cases=(send latency read write register "read.depth8:read --depth 8"
+	"write.depth8:write --depth 8" "read.v1:read --api v1" "write.v1:write --api v1"
+	"register.async:register --api async")
+plan=$((1 + 6 + ${#usage_cases[@]} + 4 + 1 + 1 + 9 + 3 + 2 * ${#perf_cases[@]}))
 tap_plan $plan
 tap_case_times
 
@@ -290,15 +297,26 @@ for t in $transports; do
 	$T "$sd" perf -l -v "${addr[$t]}" $port > /dev/null 2> "$tmp/perf.srv" &
 	srv=$!
 	wait_for_line "$tmp/perf.srv" 30 listening $srv
-	for test in send latency read write register; do
+	for spec in "${perf_cases[@]}"; do
+		name=${spec%%:*} args=${spec#*:}
+		test=${args%% *} extra=${args#"$test"}
 		size=64K
 		[ $test = latency ] && size=64
-		$T "$sd" perf --json --test $test --size $size --time 1 "${addr[$t]}" $port \
+		# shellcheck disable=SC2086 # extra: words
+		$T "$sd" perf --json --test $test $extra --size $size --time 1 "${addr[$t]}" $port \
 			> "$tmp/perf.json" 2> "$tmp/perf.err"
 		rc=$?
-		if [ $rc -eq 0 ] && python3 - "$tmp/perf.json" $test > "$tmp/perf.check" 2>&1 <<'PY'
+		if [ $rc -eq 0 ] && python3 - "$tmp/perf.json" $test "$extra" > "$tmp/perf.check" 2>&1 <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+extra = sys.argv[3].split()
+want_api = extra[extra.index("--api") + 1] if "--api" in extra else \
+    {"read": "async", "write": "async", "register": "v1"}.get(sys.argv[2])
+want_depth = int(extra[extra.index("--depth") + 1]) if "--depth" in extra else 1
+if r.get("api") != want_api:
+    sys.exit(f"api {r.get('api')}, want {want_api}")
+if sys.argv[2] in ("read", "write") and r.get("depth") != want_depth:
+    sys.exit(f"depth {r.get('depth')}, want {want_depth}")
 keys = ["iterations", "seconds", "bytes", "mib_per_s", "gbit_per_s", "ops_per_s", "size"]
 if sys.argv[2] != "send":
     keys += ["latency_us." + k for k in ("min", "avg", "p50", "p99", "max")]
@@ -319,9 +337,9 @@ lat = r.get("latency_us", {}).get("avg", "-")
 print(f"{r['mib_per_s']} MiB/s {r['ops_per_s']} ops/s avg {lat} us")
 PY
 		then
-			tap_ok "tool.perf.$t.$test # $(cat "$tmp/perf.check")"
+			tap_ok "tool.perf.$t.$name # $(cat "$tmp/perf.check")"
 		else
-			tap_fail "tool.perf.$t.$test" "exit $rc or bad JSON" "$tmp/perf.json" "$tmp/perf.err" \
+			tap_fail "tool.perf.$t.$name" "exit $rc or bad JSON" "$tmp/perf.json" "$tmp/perf.err" \
 				"$tmp/perf.check" "$tmp/perf.srv"
 		fi
 	done

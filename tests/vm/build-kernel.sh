@@ -38,10 +38,11 @@ fi
 
 # A configuration change starts from the newest complete build of the same
 # source and variant: Kbuild then recompiles only what the changed options
-# touch (it tracks dependencies per option), not the whole kernel.
+# touch (it tracks dependencies per option), not the whole kernel. (No such
+# build yet is no error: ls fails, and pipefail would end the script.)
 if [ ! -e "$out/.config" ]; then
 	seed=$(ls -td "$SD_CACHE/kernels/$(basename "$src")-$variant"-*/.smbdirect-complete \
-		2>/dev/null | head -n1)
+		2>/dev/null | head -n1 || true)
 	if [ -n "$seed" ]; then
 		seed=$(dirname "$seed")
 		echo "build-kernel: starting from $(basename "$seed")" >&2

@@ -8,10 +8,14 @@
  *   latency   ping-pong of SIZE-byte messages; one-way latency = half the
  *             round trip, as perftest's t_avg
  *   read      the server registers SIZE bytes (PEER_READ); the client
- *             RDMA-reads them with RDMA_READV, one call after the other
- *   write     the same with PEER_WRITE and RDMA_WRITEV
+ *             RDMA-reads them, keeping --depth transfers in flight on the
+ *             asynchronous interface (sendmsg SMBDIRECT_CMSG_RDMA, the
+ *             completions reaped from the error queue), or with --api v1
+ *             the RDMA_READV ioctl, one call after the other
+ *   write     the same with PEER_WRITE and RDMA WRITE (RDMA_WRITEV)
  *   register  the client registers and deregisters SIZE bytes of its own
- *             (REGISTER + DEREGISTER pairs; no data moves)
+ *             (no data moves): --api v1 REGISTER + DEREGISTER, async
+ *             REGISTER + DEREGISTER_ASYNC and its completion reaped
  * The first operations are untimed (warm-up) and check the data: read
  * compares what it read with the server's pattern, write has the server
  * compare its buffer at the end, send and latency compare counts and sizes.
@@ -20,11 +24,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
 #include <smbdirect/smbdirect.h>
+#include <smbdirect/smbdirect.hpp>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -43,12 +49,13 @@ constexpr OptionSpec specs[] = {
 	{ "listen", 'l', false }, { "once", 0, false },	     { "test", 't', true },
 	{ "size", 's', true },	  { "time", 'D', true },     { "iters", 'n', true },
 	{ "json", 'j', false },	  { "verbose", 'v', false }, { "set", 'o', true },
+	{ "depth", 'd', true },	  { "api", 0, true },
 };
 
 constexpr std::string_view help =
 	"Usage: smbdirect perf -l [--once] [-v] [ADDR] PORT\n"
 	"       smbdirect perf [--test TEST] [--size SIZE] [--time SECONDS | --iters N]\n"
-	"                      [--json] ADDR PORT\n"
+	"                      [--depth N] [--api API] [--json] ADDR PORT\n"
 	"\n"
 	"Measures throughput and latency against a `smbdirect perf -l` server.\n"
 	"\n"
@@ -57,11 +64,17 @@ constexpr std::string_view help =
 	"      --once         with -l: serve one client and exit with its result\n"
 	"  -t, --test TEST    send      SIZE-byte messages for the time (default)\n"
 	"                     latency   message ping-pong (one-way = round trip / 2)\n"
-	"                     read      RDMA_READV of a buffer the server registered\n"
-	"                     write     RDMA_WRITEV into a buffer the server registered\n"
+	"                     read      RDMA READ of a buffer the server registered\n"
+	"                     write     RDMA WRITE into a buffer the server registered\n"
 	"                     register  REGISTER + DEREGISTER of a local buffer\n"
 	"  -s, --size SIZE    bytes per message (its 4-byte tag included) or per RDMA\n"
-	"                     call (default 1M; 64 for latency); 64K, 1M, 8MiB...\n"
+	"                     transfer (default 1M; 64 for latency); 64K, 1M, 8MiB...\n"
+	"  -d, --depth N      read, write: transfers kept in flight (1..64, default 1)\n"
+	"      --api API      read, write: async (default: sendmsg SMBDIRECT_CMSG_RDMA,\n"
+	"                     completions from the error queue) or v1 (the blocking\n"
+	"                     RDMA_READV/WRITEV ioctls; depth 1 only)\n"
+	"                     register: v1 (default: REGISTER + DEREGISTER) or async\n"
+	"                     (DEREGISTER_ASYNC, its completion reaped)\n"
 	"  -D, --time SECS    how long to measure (default 5)\n"
 	"  -n, --iters N      measure N operations instead\n"
 	"  -o, --set NAME=VALUE  a SOL_SMBDIRECT option before connect/listen (repeatable):\n"
@@ -157,43 +170,6 @@ class Buffer {
 	size_t len_ = 0;
 };
 
-class Registration {
-    public:
-	explicit Registration(int fd) : fd_(fd)
-	{
-	}
-	Registration(const Registration &) = delete;
-	Registration &operator=(const Registration &) = delete;
-	~Registration()
-	{
-		release();
-	}
-	int add(uint8_t *p, size_t len, uint32_t flags)
-	{
-		iovec iov = { p, len };
-		int rc = smbdirect_rdma_v1_register(fd_, &iov, 1, flags, &reg_);
-		live_ = rc == 0;
-		return rc;
-	}
-	int release()
-	{
-		if (!live_)
-			return 0;
-		live_ = false;
-		int rc = smbdirect_rdma_v1_deregister(fd_, &reg_);
-		return rc < 0 ? rc : 0;
-	}
-	std::span<const smbdirect_buffer_descriptor_v1> descriptors() const
-	{
-		return { reg_.desc, reg_.desc_count };
-	}
-
-    private:
-	int fd_;
-	smbdirect_rdma_v1_registration reg_{};
-	bool live_ = false;
-};
-
 /* "peer: text" for ERRR, else a description of what came instead. */
 std::string describe_unexpected(const wire::Reader &r, size_t bytes, std::string_view waiting)
 {
@@ -252,18 +228,22 @@ int serve_client(const Session &s)
 								SMBDIRECT_REG_MAX_BYTES)));
 
 	Buffer buf;
-	Registration reg(s.fd);
+	sd::Registration reg;
 	wire::Writer ready(wire::Type::PerfReady);
 	if (rdma) {
 		if ((ec = buf.map(size)))
 			return failed("buffer", ec);
 		if (test == Test::Read)
 			fill(buf.data(), size, read_seed);
-		int rc = reg.add(buf.data(), size,
-				 test == Test::Read ? SMBDIRECT_ACCESS_PEER_READ
-						    : SMBDIRECT_ACCESS_PEER_WRITE);
+		iovec iov = { buf.data(), size };
+		smbdirect_rdma_v1_registration raw;
+		int rc = smbdirect_rdma_v1_register(s.fd, &iov, 1,
+						    test == Test::Read ? SMBDIRECT_ACCESS_PEER_READ
+								       : SMBDIRECT_ACCESS_PEER_WRITE,
+						    &raw);
 		if (rc < 0)
 			return failed("register " + format_bytes(size), errno_code(rc));
+		reg = sd::Registration::adopt(s.fd, raw);
 	}
 	ready.u32(static_cast<uint32_t>(reg.descriptors().size())).descriptors(reg.descriptors());
 	if ((ec = send_message(s.fd, ready)))
@@ -304,8 +284,10 @@ int serve_client(const Session &s)
 		return refuse(describe_unexpected(r, got.bytes, "data or the end"));
 	}
 	/* The client's writes are over once it sent END_ (RC ordering). */
-	if (int rc = reg.release(); rc < 0)
-		return failed("deregister", errno_code(rc));
+	if (reg) {
+		if (auto d = reg.deregister(); !d)
+			return failed("deregister", d.error());
+	}
 	bool verified = test != Test::Write || check(buf.data(), size, write_seed);
 	wire::Writer result(wire::Type::PerfResult);
 	result.u64(messages).u64(bytes).u8(verified);
@@ -349,8 +331,23 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 
 /* --- client ------------------------------------------------------------------- */
 
+enum class Api { Async, V1 };
+
+std::string_view api_name(Api a)
+{
+	switch (a) {
+	case Api::Async:
+		return "async";
+	case Api::V1:
+		return "v1";
+	}
+	return "?";
+}
+
 struct Result {
 	Test test;
+	Api api = Api::Async;
+	uint32_t depth = 1;
 	uint64_t size = 0;
 	uint64_t ops = 0;
 	double seconds = 0;
@@ -364,6 +361,8 @@ struct Limits {
 	double seconds;
 	uint64_t iters; /* 0: by time */
 };
+
+
 
 class Client {
     public:
@@ -403,7 +402,7 @@ class Client {
 			break;
 		case Test::Read:
 		case Test::Write:
-			rc = rdma_test();
+			rc = r_.api == Api::V1 ? rdma_test() : rdma_async_test();
 			break;
 		case Test::Register:
 			rc = register_test();
@@ -552,6 +551,114 @@ class Client {
 		return 0;
 	}
 
+	/*
+	 * --depth transfers in flight on the asynchronous interface: each
+	 * with a buffer of its own, submitted (several per sendmsg) as soon as
+	 * a slot is free, reaped from the error queue when poll says so. A
+	 * sample is one transfer's time from submission to reaping; the run's
+	 * time ends with the last completion.
+	 */
+	int rdma_async_test()
+	{
+		const bool reading = r_.test == Test::Read;
+		const uint32_t depth = r_.depth;
+		std::vector<Buffer> bufs(depth);
+		std::vector<iovec> iovs(depth);
+		for (uint32_t i = 0; i < depth; i++) {
+			if (std::error_code ec = bufs[i].map(r_.size))
+				return failed("buffer", ec);
+			if (!reading)
+				fill(bufs[i].data(), r_.size, write_seed);
+			iovs[i] = { bufs[i].data(), r_.size };
+		}
+		std::vector<double> submitted(depth, 0);
+		std::vector<uint32_t> free_slots;
+		for (uint32_t i = depth; i-- > 0;)
+			free_slots.push_back(i);
+		uint64_t issued = 0, done = 0;
+		/* The first depth transfers (at least warmup) are untimed: they check the data. */
+		const uint64_t untimed = std::max<uint64_t>(warmup, depth);
+		double start = 0;
+		bool measuring = false, stopping = false;
+		std::vector<smbdirect_rdma_args> args(depth);
+		smbdirect_rdma_completion c[64];
+		for (;;) {
+			/* Fill the free slots, one sendmsg for all of them. */
+			unsigned n = 0;
+			while (!free_slots.empty() && !stopping &&
+			       !(issued >= untimed && !measuring)) {
+				uint32_t slot = free_slots.back();
+				free_slots.pop_back();
+				if (reading)
+					smbdirect_rdma_prep_read(&args[n], slot, &iovs[slot], 1,
+								 desc_.data(),
+								 static_cast<uint32_t>(desc_.size()));
+				else
+					smbdirect_rdma_prep_write(&args[n], slot, &iovs[slot], 1,
+								  desc_.data(),
+								  static_cast<uint32_t>(desc_.size()));
+				submitted[slot] = now_seconds();
+				n++;
+				issued++;
+				if (measuring && !more(issued, start))
+					stopping = true;
+			}
+			if (n) {
+				int rc = smbdirect_rdma_submit(fd_, args.data(), n, 0);
+				if (rc < 0)
+					return failed(std::string("RDMA submission to ") + r_.peer,
+						      errno_code(rc));
+			}
+			if (done == issued) {
+				if (stopping)
+					break;
+				if (!measuring) {
+					/* Warm-up over: every buffer was used once. */
+					if (reading)
+						for (uint32_t i = 0; i < depth; i++)
+							r_.verified &= check(bufs[i].data(), r_.size,
+									     read_seed);
+					measuring = true;
+					issued = done = 0;
+					start = now_seconds();
+				}
+				continue;
+			}
+			pollfd p = { fd_, 0, 0 };
+			if (::poll(&p, 1, 30000) == 0)
+				return message("no RDMA completion for 30 s");
+			int got = smbdirect_rdma_reap(fd_, c, 64);
+			if (got == -EAGAIN || got == -EINTR)
+				continue;
+			if (got < 0)
+				return failed("reaping completions", errno_code(got));
+			double t = now_seconds();
+			for (int i = 0; i < got; i++) {
+				if (c[i].cookie >= depth)
+					return message("a completion for cookie " +
+						       std::to_string(c[i].cookie) +
+						       " that was never submitted");
+				if (c[i].status < 0)
+					return failed(std::string(reading ? "RDMA read from "
+									  : "RDMA write to ") +
+							      r_.peer,
+						      errno_code(c[i].status));
+				if (c[i].bytes != r_.size)
+					return message("RDMA moved " + std::to_string(c[i].bytes) +
+						       " of " + std::to_string(r_.size) + " bytes");
+				uint32_t slot = static_cast<uint32_t>(c[i].cookie);
+				if (measuring) {
+					r_.ops++;
+					r_.samples_us.push_back((t - submitted[slot]) * 1e6);
+				}
+				free_slots.push_back(slot);
+				done++;
+			}
+		}
+		r_.seconds = now_seconds() - start;
+		return 0;
+	}
+
 	int register_test()
 	{
 		Buffer buf;
@@ -564,13 +671,42 @@ class Client {
 				start = now_seconds();
 			if (i >= 0 && !more(r_.ops, start))
 				break;
-			Registration reg(fd_);
 			double t0 = now_seconds();
-			int rc = reg.add(buf.data(), r_.size, SMBDIRECT_ACCESS_PEER_WRITE);
+			iovec iov = { buf.data(), r_.size };
+			auto reg = sd::Registration();
+			smbdirect_rdma_v1_registration raw;
+			int rc = smbdirect_rdma_v1_register(fd_, &iov, 1, SMBDIRECT_ACCESS_PEER_WRITE,
+							    &raw);
 			if (rc < 0)
 				return failed("register " + format_bytes(r_.size), errno_code(rc));
-			if ((rc = reg.release()) < 0)
-				return failed("deregister", errno_code(rc));
+			reg = sd::Registration::adopt(fd_, raw);
+			if (r_.api == Api::V1) {
+				if (auto d = reg.deregister(); !d)
+					return failed("deregister", d.error());
+			} else {
+				/* The memory is ours again at the completion: wait for it. */
+				smbdirect_rdma_v1_registration r = reg.release();
+				rc = smbdirect_rdma_v1_deregister_async(
+					fd_, &r, static_cast<uint64_t>(i + warmup));
+				if (rc < 0)
+					return failed("deregister", errno_code(rc));
+				smbdirect_rdma_completion c;
+				for (;;) {
+					int got = smbdirect_rdma_reap(fd_, &c, 1);
+					if (got == 1)
+						break;
+					if (got < 0 && got != -EAGAIN && got != -EINTR)
+						return failed("reaping the deregistration",
+							      errno_code(got));
+					pollfd p = { fd_, 0, 0 };
+					if (::poll(&p, 1, 30000) == 0)
+						return message("no deregistration completion for 30 s");
+				}
+				if (c.status < 0 || c.cookie != static_cast<uint64_t>(i + warmup))
+					return message("deregistration completed with status " +
+						       std::to_string(c.status) + ", cookie " +
+						       std::to_string(c.cookie));
+			}
 			double t1 = now_seconds();
 			if (i >= 0) {
 				r_.ops++;
@@ -631,8 +767,12 @@ void print_result(const Result &r, bool json)
 			.member("test", name_of(r.test))
 			.member("peer", r.peer)
 			.member("transport", smbdirect_transport_name(r.params.transport))
-			.member("size", r.size)
-			.member("iterations", r.ops)
+			.member("size", r.size);
+		if (r.test == Test::Read || r.test == Test::Write || r.test == Test::Register)
+			j.member("api", api_name(r.api));
+		if (r.test == Test::Read || r.test == Test::Write)
+			j.member("depth", r.depth);
+		j.member("iterations", r.ops)
 			.member("seconds", r.seconds, 6)
 			.member("bytes", bytes)
 			.key("mib_per_s")
@@ -650,10 +790,17 @@ void print_result(const Result &r, bool json)
 		j.member("verified", r.verified).end_object();
 		std::printf("%s\n", j.str().c_str());
 	} else {
-		std::printf("smbdirect perf: %s, %llu-byte %s, %s to %s\n",
-			    std::string(name_of(r.test)).c_str(),
+		bool rdma = r.test == Test::Read || r.test == Test::Write;
+		std::string how = r.test == Test::Register ? " (api " + std::string(api_name(r.api)) + ")"
+				  : rdma ? " (api " + std::string(api_name(r.api)) + ", depth " +
+						   std::to_string(r.depth) + ")"
+					 : "";
+		std::printf("smbdirect perf: %s%s, %llu-byte %s, %s to %s\n",
+			    std::string(name_of(r.test)).c_str(), how.c_str(),
 			    static_cast<unsigned long long>(r.size),
-			    r.test == Test::Send || r.test == Test::Latency ? "messages" : "calls",
+			    r.test == Test::Send || r.test == Test::Latency ? "messages"
+			    : rdma					    ? "transfers"
+									    : "calls",
 			    smbdirect_transport_name(r.params.transport), r.peer.c_str());
 		std::printf(" %-10s %-10s %-12s %-10s %-10s", "#ops", "seconds", "MiB/s", "Gbit/s",
 			    "ops/s");
@@ -715,6 +862,35 @@ bool parse_client(const ParsedArgs &args, Result &r, Limits &l, int &rc)
 		}
 		l.seconds = *v;
 	}
+	bool rdma = r.test == Test::Read || r.test == Test::Write;
+	r.api = r.test == Test::Register ? Api::V1 : Api::Async;
+	if (auto a = args.value("api")) {
+		if (*a == "async")
+			r.api = Api::Async;
+		else if (*a == "v1")
+			r.api = Api::V1;
+		else {
+			rc = usage_error(cmd, "--api '" + *a + "' is not " +
+						      (r.test == Test::Register ? "v1 or async" : "async or v1"));
+			return false;
+		}
+		if (!rdma && r.test != Test::Register) {
+			rc = usage_error(cmd, "--api is for read, write and register");
+			return false;
+		}
+	}
+	if (auto d = args.value("depth")) {
+		auto v = parse_uint(*d, 1, 64);
+		if (!v) {
+			rc = usage_error(cmd, "--depth '" + *d + "' is not a number from 1 to 64");
+			return false;
+		}
+		if (!rdma || (r.api == Api::V1 && *v != 1)) {
+			rc = usage_error(cmd, "--depth is for read and write on the async api");
+			return false;
+		}
+		r.depth = static_cast<uint32_t>(*v);
+	}
 	if (auto n = args.value("iters")) {
 		auto v = parse_uint(*n, 1, 1000000000);
 		if (!v) {
@@ -740,7 +916,7 @@ int sd_cmd_perf(int argc, char **argv)
 	if (listening ? pos.empty() || pos.size() > 2 : pos.size() != 2)
 		return usage_error(cmd, listening ? "-l needs [ADDR] PORT" : "expected ADDR PORT");
 	if (listening) {
-		for (const char *o : { "test", "size", "time", "iters", "json" })
+		for (const char *o : { "test", "size", "time", "iters", "json", "depth", "api" })
 			if (args.has(o))
 				return usage_error(cmd,
 						   std::string("--") + o + " is a client option");

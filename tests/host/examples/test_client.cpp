@@ -452,3 +452,55 @@ TEST(ExampleClient, EncryptionDemandIsRefused)
 	EXPECT_EQ(c.session_setup(), std::errc::protocol_not_supported);
 	p.finish();
 }
+
+/*
+ * The --depth pipeline's primitives: three ECHOs outstanding, answered in
+ * reverse order; each response is matched by MessageId, the credits add
+ * up, and exchange() refuses to interleave while requests are outstanding.
+ */
+TEST(ExampleClient, ResponsesOutOfOrderWithRequestsOutstanding)
+{
+	ScriptedPeer p;
+	p.script([&](int fd) {
+		answer_negotiate(fd, dialect_311);
+		Request q[3];
+		for (auto &r : q) {
+			r = receive(fd);
+			EXPECT_EQ(r.header.command, Command::echo);
+		}
+		for (int i = 2; i >= 0; i--)
+			send(fd, response_to(q[i].header, 0, [](Writer &w) { encode_empty(w); }, 2));
+	});
+	Client &c = p.client();
+	ASSERT_FALSE(c.negotiate());
+	uint32_t credits = c.credits();
+	ASSERT_GE(credits, 3u);
+	uint64_t ids[3];
+	for (auto &id : ids) {
+		auto r = c.send_request(Command::echo, 1, [](Writer &w) {
+			encode_empty(w);
+			return std::error_code();
+		});
+		ASSERT_TRUE(r) << r.error().message();
+		id = *r;
+	}
+	EXPECT_EQ(c.outstanding(), 3u);
+	EXPECT_EQ(ids[1], ids[0] + 1);
+	EXPECT_EQ(ids[2], ids[0] + 2);
+	EXPECT_EQ(c.credits(), credits - 3);
+	auto busy = c.exchange(Command::echo, 1, [](Writer &w) {
+		encode_empty(w);
+		return std::error_code();
+	});
+	ASSERT_FALSE(busy);
+	EXPECT_EQ(busy.error(), std::errc::device_or_resource_busy);
+	for (int i = 2; i >= 0; i--) {
+		auto r = c.receive_response();
+		ASSERT_TRUE(r) << r.error().message();
+		EXPECT_EQ(r->header.message_id, ids[i]);
+		EXPECT_FALSE(Client::status_of(*r));
+	}
+	EXPECT_EQ(c.outstanding(), 0u);
+	EXPECT_EQ(c.credits(), credits - 3 + 6);
+	p.finish();
+}

@@ -76,16 +76,15 @@ uint32_t Client::max_rdma_write() const
 			  : 0;
 }
 
-Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charge,
-					  const BodyEncoder &body,
-					  std::initializer_list<Status> also_ok)
+Result<uint64_t> Client::send_request(Command command, uint16_t credit_charge,
+				      const BodyEncoder &body, Bytes *request)
 {
-	Exchange x;
-	x.header.command = command;
-	x.header.credit_charge = credit_charge;
-	x.header.message_id = next_message_id_;
-	x.header.session_id = session_id_;
-	x.header.tree_id = tree_id_;
+	Header h;
+	h.command = command;
+	h.credit_charge = credit_charge;
+	h.message_id = next_message_id_;
+	h.session_id = session_id_;
+	h.tree_id = tree_id_;
 	uint16_t charge = std::max<uint16_t>(credit_charge, 1);
 	if (credits_ < charge)
 		return std::make_error_code(std::errc::resource_unavailable_try_again);
@@ -93,22 +92,29 @@ Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charg
 	uint32_t want = config_.credit_target > credits_ - charge
 				? config_.credit_target - (credits_ - charge)
 				: 1;
-	x.header.credits = static_cast<uint16_t>(std::clamp<uint32_t>(want, 1, 0xFFFF));
+	h.credits = static_cast<uint16_t>(std::clamp<uint32_t>(want, 1, 0xFFFF));
 
 	Writer w;
-	encode_header(w, x.header);
+	encode_header(w, h);
 	if (auto ec = body(w))
 		return ec;
-	x.request = w.take();
+	Bytes bytes = w.take();
 	if (config_.verbose)
 		std::fprintf(stderr, "-> %s mid %llu charge %u credits %u (%zu bytes)\n",
-			     command_name(command), static_cast<unsigned long long>(x.header.message_id),
-			     credit_charge, x.header.credits, x.request.size());
-	if (auto ec = write_message(fd_, x.request))
+			     command_name(command), static_cast<unsigned long long>(h.message_id),
+			     credit_charge, h.credits, bytes.size());
+	if (auto ec = write_message(fd_, bytes))
 		return ec;
 	credits_ -= charge;
 	next_message_id_ += charge;
+	outstanding_++;
+	if (request)
+		*request = std::move(bytes);
+	return h.message_id;
+}
 
+Result<Client::Response> Client::receive_response()
+{
 	for (;;) {
 		auto m = read_message(fd_, max_message_size);
 		if (!m)
@@ -116,8 +122,7 @@ Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charg
 		auto h = decode_header(*m);
 		if (!h)
 			return h.error();
-		if (!h->is_response() || h->command != command ||
-		    h->message_id != x.header.message_id)
+		if (!h->is_response())
 			return ParseError::unexpected_message;
 		if (h->next_command != 0)
 			return ParseError::compound;
@@ -129,20 +134,45 @@ Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charg
 				     status_name(h->status).c_str(), h->credits, m->size());
 		if (h->status == static_cast<uint32_t>(Status::pending) && h->is_async())
 			continue; /* interim response: the real one follows */
-		x.header = *h;
-		x.response = std::move(*m);
-		break;
+		outstanding_ -= outstanding_ > 0;
+		return Response{ *h, std::move(*m) };
 	}
-	uint32_t status = x.header.status;
+}
+
+std::error_code Client::status_of(const Response &r, std::initializer_list<Status> also_ok)
+{
+	uint32_t status = r.header.status;
 	if (status == static_cast<uint32_t>(Status::success))
-		return x;
+		return {};
 	for (Status s : also_ok)
 		if (status == static_cast<uint32_t>(s))
-			return x;
+			return {};
 	/* An error response must still be well formed; then its status counts. */
-	if (auto ec = decode_error_response(x.response))
+	if (auto ec = decode_error_response(r.message))
 		return ec;
 	return std::error_code(static_cast<int>(status), ntstatus_category());
+}
+
+Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charge,
+					  const BodyEncoder &body,
+					  std::initializer_list<Status> also_ok)
+{
+	if (outstanding_)
+		return std::make_error_code(std::errc::device_or_resource_busy);
+	Exchange x;
+	auto id = send_request(command, credit_charge, body, &x.request);
+	if (!id)
+		return id.error();
+	auto r = receive_response();
+	if (!r)
+		return r.error();
+	if (r->header.command != command || r->header.message_id != *id)
+		return ParseError::unexpected_message;
+	if (auto ec = status_of(*r, also_ok))
+		return ec;
+	x.header = r->header;
+	x.response = std::move(r->message);
+	return x;
 }
 
 std::error_code Client::negotiate()

@@ -141,6 +141,27 @@ public:
 	Result<Exchange> exchange(Command command, uint16_t credit_charge, const BodyEncoder &body,
 				  std::initializer_list<Status> also_ok = {});
 
+	/*
+	 * Many requests outstanding (the --depth pipeline): send_request()
+	 * sends one (the copy of its bytes into *request if asked) and returns
+	 * its MessageId; receive_response() returns the next final response,
+	 * whichever request it answers; status_of() is exchange()'s verdict on
+	 * a status. exchange() refuses to run while requests are outstanding.
+	 */
+	struct Response {
+		Header header;
+		Bytes message;
+	};
+	Result<uint64_t> send_request(Command command, uint16_t credit_charge,
+				      const BodyEncoder &body, Bytes *request = nullptr);
+	Result<Response> receive_response();
+	static std::error_code status_of(const Response &r,
+					 std::initializer_list<Status> also_ok = {});
+	uint32_t outstanding() const
+	{
+		return outstanding_;
+	}
+
 private:
 	Result<RdmaResult> rdma_io(Command command, const FileId &file, uint64_t offset,
 				   std::span<const iovec> iov, Channel channel);
@@ -149,6 +170,7 @@ private:
 	ClientConfig config_;
 	uint64_t next_message_id_ = 0;
 	uint32_t credits_ = 1; /* a connection starts with one */
+	uint32_t outstanding_ = 0;
 	uint64_t session_id_ = 0;
 	uint32_t tree_id_ = 0;
 	uint16_t session_flags_ = 0;

@@ -21,6 +21,7 @@
 
 #include "client.hpp"
 #include "page_buffer.hpp"
+#include "pipeline.hpp"
 #include "selftest.hpp"
 
 namespace {
@@ -54,6 +55,9 @@ const char usage_text[] =
 	"      --invalidate       with --rdma: SMB2_CHANNEL_RDMA_V1_INVALIDATE\n"
 	"      --io-size N        put/get: bytes per READ/WRITE (K/M suffixes; default: the\n"
 	"                         negotiated maximum for the channel)\n"
+	"      --depth N          put/get --rdma: keep up to N READ/WRITE requests outstanding\n"
+	"                         (1..64, default 1: one at a time), each with a buffer of\n"
+	"                         its own, deregistered asynchronously after its response\n"
 	"      --segments N       put/get --rdma: split each buffer into N iovec segments,\n"
 	"                         which become N buffer descriptors\n"
 	"      --round-up         get: every READ asks for --io-size bytes, also at the\n"
@@ -75,6 +79,7 @@ struct Options {
 	bool invalidate = false;
 	uint64_t io_size = 0;
 	int segments = 1;
+	uint32_t depth = 1;
 	bool round_up = false;
 	int past_end_segments = 1;
 	std::string local_dir;
@@ -209,27 +214,13 @@ int cmd_info(smb2::Client &client, const std::string &unc, const Options &o)
 	return end_session(client);
 }
 
-/* iovec segments over buf[0, n) that end inside pages (one descriptor each). */
-std::vector<iovec> split(uint8_t *buf, size_t n, int segments)
-{
-	std::vector<iovec> iov;
-	size_t base = n / static_cast<size_t>(segments);
-	size_t pos = 0;
-	for (int i = 0; i < segments && pos < n; i++) {
-		size_t len = i + 1 == segments ? n - pos : base;
-		if (i + 1 < segments && len % 4096 == 0 && len > 1)
-			len--;
-		iov.push_back({ buf + pos, len });
-		pos += len;
-	}
-	return iov;
-}
-
 struct Transfer {
 	uint64_t bytes = 0;
 	uint64_t requests = 0;
 	uint32_t descriptors = 0;
 	uint64_t remote_invalidations = 0;
+	uint32_t depth = 1;
+	uint32_t max_outstanding = 1;
 };
 
 void print_transfer(const char *what, const Transfer &t, double seconds, smb2::Channel channel,
@@ -239,16 +230,43 @@ void print_transfer(const char *what, const Transfer &t, double seconds, smb2::C
 	if (json)
 		std::printf("{\"command\": \"%s\", \"bytes\": %llu, \"requests\": %llu, "
 			    "\"channel\": \"%s\", \"descriptors_max\": %u, "
-			    "\"remote_invalidations\": %llu, \"seconds\": %.6f, \"mib_per_s\": %.1f}\n",
+			    "\"remote_invalidations\": %llu, \"depth\": %u, "
+			    "\"max_outstanding\": %u, \"seconds\": %.6f, \"mib_per_s\": %.1f}\n",
 			    what, static_cast<unsigned long long>(t.bytes),
 			    static_cast<unsigned long long>(t.requests), smb2::channel_name(channel),
 			    t.descriptors, static_cast<unsigned long long>(t.remote_invalidations),
-			    seconds, mib_s);
+			    t.depth, t.max_outstanding, seconds, mib_s);
 	else
-		std::printf("%s: %llu bytes in %llu requests over %s in %.3f s (%.1f MiB/s)\n", what,
-			    static_cast<unsigned long long>(t.bytes),
+		std::printf("%s: %llu bytes in %llu requests over %s in %.3f s (%.1f MiB/s)%s\n",
+			    what, static_cast<unsigned long long>(t.bytes),
 			    static_cast<unsigned long long>(t.requests), smb2::channel_name(channel),
-			    seconds, mib_s);
+			    seconds, mib_s,
+			    t.depth > 1 ? (", up to " + std::to_string(t.max_outstanding) +
+					   " outstanding")
+						  .c_str()
+					: "");
+}
+
+/* put/get over the RDMA channel: the pipeline, at --depth. */
+smb2::PipelineConfig pipeline_config(const Options &o, uint64_t io)
+{
+	smb2::PipelineConfig pc;
+	pc.depth = o.depth;
+	pc.io_size = io;
+	pc.channel = o.invalidate ? smb2::Channel::rdma_v1_invalidate : smb2::Channel::rdma_v1;
+	pc.segments = o.segments;
+	pc.round_up = o.round_up;
+	return pc;
+}
+
+void take_stats(Transfer &t, const smb2::PipelineStats &s, uint32_t depth)
+{
+	t.bytes = s.bytes;
+	t.requests = s.requests;
+	t.descriptors = s.descriptors;
+	t.remote_invalidations = s.remote_invalidations;
+	t.depth = depth;
+	t.max_outstanding = s.max_outstanding;
 }
 
 smb2::Channel channel_of(const Options &o)
@@ -277,7 +295,7 @@ int cmd_put(smb2::Client &client, const std::string &unc, const std::string &loc
 	uint64_t io = o.rdma ? client.max_rdma_write() : client.max_inline_write();
 	if (o.io_size)
 		io = std::min<uint64_t>(io, o.io_size);
-	smb2::PageBuffer buf(io);
+	smb2::PageBuffer buf(o.rdma ? 1 : io); /* the RDMA pipeline has its own */
 	if (!buf.ok()) {
 		::close(in);
 		return runtime_error("buffer", std::make_error_code(std::errc::not_enough_memory));
@@ -285,7 +303,14 @@ int cmd_put(smb2::Client &client, const std::string &unc, const std::string &loc
 	Transfer t;
 	auto t0 = std::chrono::steady_clock::now();
 	int rc = exit_ok;
-	for (;;) {
+	if (o.rdma) {
+		auto s = smb2::put_pipelined(client, file->id, in, pipeline_config(o, io));
+		if (s)
+			take_stats(t, *s, o.depth);
+		else
+			rc = runtime_error("WRITE " + remote, s.error());
+	}
+	while (!o.rdma) {
 		ssize_t n = ::read(in, buf.data(), io);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -296,18 +321,7 @@ int cmd_put(smb2::Client &client, const std::string &unc, const std::string &loc
 		if (n == 0)
 			break;
 		uint64_t done;
-		if (o.rdma) {
-			auto iov = split(buf.data(), static_cast<size_t>(n), o.segments);
-			auto r = client.write_rdma(file->id, t.bytes, iov, channel_of(o));
-			if (!r) {
-				rc = runtime_error("WRITE " + remote, r.error());
-				break;
-			}
-			done = r->bytes;
-			t.descriptors = std::max(t.descriptors, r->descriptors);
-			if (r->deregister_state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED)
-				t.remote_invalidations++;
-		} else {
+		{
 			auto r = client.write(file->id, t.bytes,
 					      { buf.data(), static_cast<size_t>(n) });
 			if (!r) {
@@ -352,27 +366,24 @@ int cmd_get(smb2::Client &client, const std::string &unc, const std::string &rem
 	uint64_t io = o.rdma ? client.max_rdma_read() : client.max_inline_read();
 	if (o.io_size)
 		io = std::min<uint64_t>(io, o.io_size);
-	smb2::PageBuffer buf(io);
+	smb2::PageBuffer buf(o.rdma ? 1 : io); /* the RDMA pipeline has its own */
 	Transfer t;
 	int rc = buf.ok() ? exit_ok
 			  : runtime_error("buffer", std::make_error_code(std::errc::not_enough_memory));
 	auto t0 = std::chrono::steady_clock::now();
-	while (rc == exit_ok && t.bytes < file->end_of_file) {
+	if (rc == exit_ok && o.rdma) {
+		auto s = smb2::get_pipelined(client, file->id, file->end_of_file, out,
+					     pipeline_config(o, io));
+		if (s)
+			take_stats(t, *s, o.depth);
+		else
+			rc = runtime_error("READ " + remote, s.error());
+	}
+	while (rc == exit_ok && !o.rdma && t.bytes < file->end_of_file) {
 		size_t want = static_cast<size_t>(
 			o.round_up ? io : std::min<uint64_t>(io, file->end_of_file - t.bytes));
 		uint64_t got;
-		if (o.rdma) {
-			auto iov = split(buf.data(), want, o.segments);
-			auto r = client.read_rdma(file->id, t.bytes, iov, channel_of(o));
-			if (!r) {
-				rc = runtime_error("READ " + remote, r.error());
-				break;
-			}
-			got = r->bytes;
-			t.descriptors = std::max(t.descriptors, r->descriptors);
-			if (r->deregister_state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED)
-				t.remote_invalidations++;
-		} else {
+		{
 			auto r = client.read(file->id, t.bytes, { buf.data(), want });
 			if (!r) {
 				rc = runtime_error("READ " + remote, r.error());
@@ -415,7 +426,7 @@ int cmd_get(smb2::Client &client, const std::string &unc, const std::string &rem
 int main(int argc, char **argv)
 {
 	enum { opt_rdma = 256, opt_invalidate, opt_io_size, opt_segments, opt_round_up,
-	       opt_local_dir, opt_filter, opt_past_end_segments, opt_tcp, opt_json };
+	       opt_local_dir, opt_filter, opt_past_end_segments, opt_tcp, opt_json, opt_depth };
 	static const option long_options[] = {
 		{ "user", required_argument, nullptr, 'u' },
 		{ "password", required_argument, nullptr, 'p' },
@@ -425,6 +436,7 @@ int main(int argc, char **argv)
 		{ "invalidate", no_argument, nullptr, opt_invalidate },
 		{ "io-size", required_argument, nullptr, opt_io_size },
 		{ "segments", required_argument, nullptr, opt_segments },
+		{ "depth", required_argument, nullptr, opt_depth },
 		{ "round-up", no_argument, nullptr, opt_round_up },
 		{ "local-dir", required_argument, nullptr, opt_local_dir },
 		{ "filter", required_argument, nullptr, opt_filter },
@@ -481,6 +493,13 @@ int main(int argc, char **argv)
 			o.segments = static_cast<int>(n);
 			break;
 		}
+		case opt_depth: {
+			uint64_t n = 0;
+			if (!parse_size(optarg, n) || n == 0 || n > 64)
+				return usage_error(std::string("depth ") + optarg + ": must be 1..64");
+			o.depth = static_cast<uint32_t>(n);
+			break;
+		}
 		case opt_round_up:
 			o.round_up = true;
 			break;
@@ -533,6 +552,8 @@ int main(int argc, char **argv)
 		return usage_error("--invalidate needs --rdma");
 	if (o.rdma && o.tcp)
 		return usage_error("--rdma needs SMB-Direct, not --tcp");
+	if (o.depth > 1 && !o.rdma)
+		return usage_error("--depth needs --rdma");
 	if (cmd == "selftest" && o.local_dir.empty())
 		return usage_error("selftest needs --local-dir");
 

@@ -2,7 +2,6 @@
 #include "registration.hpp"
 
 #include <endian.h>
-#include <utility>
 
 namespace smb2 {
 
@@ -10,10 +9,12 @@ std::error_code Registration::register_memory(int fd, std::span<const iovec> iov
 {
 	if (registered())
 		return std::make_error_code(std::errc::device_or_resource_busy);
-	auto reg = sd::Registration::create(fd, iov, flags);
-	if (!reg)
-		return reg.error();
-	reg_ = std::move(*reg);
+	smbdirect_rdma_v1_registration raw;
+	int err = smbdirect_rdma_v1_register(fd, iov.data(), static_cast<int>(iov.size()), flags,
+					     &raw);
+	if (err < 0)
+		return errno_code(err);
+	reg_ = sd::Registration::adopt(fd, raw);
 	return {};
 }
 
@@ -21,17 +22,18 @@ Result<uint32_t> Registration::deregister()
 {
 	if (!registered())
 		return std::make_error_code(std::errc::invalid_argument);
-	auto invalidated = reg_.deregister();
-	if (!invalidated)
-		return invalidated.error();
-	return *invalidated ? uint32_t(SMBDIRECT_REG_STATE_REMOTE_INVALIDATED) : 0u;
+	auto remote = reg_.deregister();
+	reg_ = sd::Registration(); /* the descriptors go too */
+	if (!remote)
+		return remote.error();
+	return *remote ? SMBDIRECT_REG_STATE_REMOTE_INVALIDATED : 0u;
 }
 
 std::vector<BufferDescriptor> Registration::descriptors() const
 {
 	std::vector<BufferDescriptor> out;
-	for (const sd::Descriptor &d : reg_.descriptors())
-		out.push_back({ sd::offset(d), sd::token(d), sd::length(d) });
+	for (const auto &d : reg_.descriptors())
+		out.push_back({ le64toh(d.offset), le32toh(d.token), le32toh(d.length) });
 	return out;
 }
 

@@ -7,8 +7,8 @@
  * whether the server had already invalidated the token with
  * SEND_WITH_INVALIDATE (SMB2_CHANNEL_RDMA_V1_INVALIDATE); the destructor
  * deregisters what is still registered (an error path), so no pinned
- * memory outlives the request. The work is libsmbdirect's C++
- * sd::Registration; this class adds the SMB2 codec's descriptor type.
+ * memory outlives the request. It is libsmbdirect's sd::Registration
+ * (<smbdirect/smbdirect.hpp>) with the SMB2 codec's view of descriptors.
  */
 #ifndef SMBDIRECT_EXAMPLES_SMB2_CLIENT_REGISTRATION_HPP
 #define SMBDIRECT_EXAMPLES_SMB2_CLIENT_REGISTRATION_HPP
@@ -39,7 +39,7 @@ public:
 	std::vector<BufferDescriptor> descriptors() const;
 
 private:
-	sd::Registration reg_; /* its destructor deregisters */
+	sd::Registration reg_;
 };
 
 } // namespace smb2

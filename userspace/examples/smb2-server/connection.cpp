@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -120,7 +121,31 @@ std::error_code Connection::serve()
 		    "max_fragmented_receive_size %u",
 		    smbdirect_transport_name(transport_->transport), transport_->max_read_write_size,
 		    transport_->initiator_depth, transport_->max_fragmented_receive_size);
+	/*
+	 * One loop for requests (POLLIN) and RDMA completions (POLLERR, which
+	 * poll reports whatever was asked for): the server never waits for a
+	 * transfer while a request could be served.
+	 */
 	for (;;) {
+		pollfd p = { fd_, POLLIN, 0 };
+		if (::poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return { errno, std::system_category() };
+		}
+		unsigned reaped = 0;
+		if ((p.revents & POLLERR) && transport_) {
+			if (auto ec = reap(&reaped))
+				return ec;
+		}
+		if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		/*
+		 * Only completions: back to poll. A POLLERR without any is the
+		 * connection's error, which reading reports.
+		 */
+		if (!(p.revents & (POLLIN | POLLHUP)) && reaped)
+			continue;
 		auto m = read_message(fd_, max_message_size);
 		if (!m) {
 			if (is_end_of_stream(m.error()))
@@ -145,6 +170,32 @@ uint16_t Connection::grant(const Header &h)
 	return static_cast<uint16_t>(g);
 }
 
+Bytes Connection::finish(const Header &h, Reply &r, bool related)
+{
+	if (config_.verbose)
+		log("%s mid %llu -> %s", command_name(h.command),
+		    static_cast<unsigned long long>(h.message_id), status_name(r.status).c_str());
+	Header rh;
+	rh.command = h.command;
+	rh.credit_charge = h.credit_charge;
+	rh.status = r.status;
+	rh.flags = flag_server_to_redir | (related ? flag_related_operations : 0);
+	rh.message_id = h.message_id;
+	rh.session_id = h.command == Command::negotiate ? 0 : session_id_;
+	rh.tree_id = r.tree_id ? r.tree_id : h.tree_id;
+	rh.credits = grant(h);
+	if (!r.has_body) {
+		r.message = Writer();
+		r.message.zeros(header_size);
+		encode_error_response(r.message);
+	}
+	Bytes m = r.message.take();
+	Writer hw;
+	encode_header(hw, rh);
+	std::memcpy(m.data(), hw.buffer().data(), header_size);
+	return m;
+}
+
 std::error_code Connection::handle(ByteView message)
 {
 	auto parts = split_compound(message);
@@ -152,12 +203,14 @@ std::error_code Connection::handle(ByteView message)
 		log("a %zu-byte request: %s", message.size(), parts.error().message().c_str());
 		return parts.error();
 	}
-	if (parts->size() > 1)
+	const bool compound = parts->size() > 1;
+	if (compound)
 		io_.compounds++;
 	Bytes out;
 	size_t previous_start = 0;
 	bool first = true;
 	std::optional<uint32_t> invalidate;
+	std::vector<FileTransfer> transfers;
 	uint32_t create_failure = 0;
 	compound_file_id_ = related_file_id;
 	for (size_t i = 0; i < parts->size(); i++) {
@@ -173,7 +226,7 @@ std::error_code Connection::handle(ByteView message)
 		if (related && create_failure) {
 			r = Reply(static_cast<Status>(create_failure)); /* the CREATE's error cascades */
 		} else {
-			r = dispatch(*h, part);
+			r = dispatch(*h, part, compound);
 		}
 		if (!related)
 			create_failure = 0;
@@ -183,32 +236,13 @@ std::error_code Connection::handle(ByteView message)
 			else
 				compound_file_id_ = r.created;
 		}
-		if (r.no_response)
+		if (r.no_response || r.deferred)
 			continue;
-		if (config_.verbose)
-			log("%s mid %llu -> %s", command_name(h->command),
-			    static_cast<unsigned long long>(h->message_id),
-			    status_name(r.status).c_str());
-		Header rh;
-		rh.command = h->command;
-		rh.credit_charge = h->credit_charge;
-		rh.status = r.status;
-		rh.flags = flag_server_to_redir | (related ? flag_related_operations : 0);
-		rh.message_id = h->message_id;
-		rh.session_id = h->command == Command::negotiate ? 0 : session_id_;
-		rh.tree_id = r.tree_id ? r.tree_id : h->tree_id;
-		rh.credits = grant(*h);
-		if (!r.has_body) {
-			r.message = Writer();
-			r.message.zeros(header_size);
-			encode_error_response(r.message);
-		}
-		Bytes m = r.message.take();
-		Writer hw;
-		encode_header(hw, rh);
-		std::memcpy(m.data(), hw.buffer().data(), header_size);
+		Bytes m = finish(*h, r, related);
 		if (r.invalidate_token)
 			invalidate = r.invalidate_token;
+		if (r.transfer)
+			transfers.push_back(std::move(*r.transfer));
 		if (!first) {
 			/* Pad the previous response to 8 bytes and chain it to this one. */
 			out.resize((out.size() + 7) & ~size_t(7), 0);
@@ -221,9 +255,48 @@ std::error_code Connection::handle(ByteView message)
 	}
 	if (out.empty())
 		return {};
-	auto ec = send(out, invalidate);
+	std::error_code ec;
+	if (transfers.size() == 1) {
+		/* The usual READ: its RDMA WRITE and the response in one sendmsg. */
+		const FileTransfer &t = transfers[0];
+		smbdirect_rdma_args a;
+		smbdirect_rdma_prep_write_file(&a, next_cookie(false), t.fd, t.offset, t.length,
+					       t.descriptors.data(),
+					       static_cast<uint32_t>(t.descriptors.size()));
+		ec = submit_with_message(a, out, invalidate);
+	} else {
+		/* Several READs in a compound: the transfers first, RC orders them. */
+		for (const FileTransfer &t : transfers) {
+			smbdirect_rdma_args a;
+			smbdirect_rdma_prep_write_file(&a, next_cookie(false), t.fd, t.offset,
+						       t.length, t.descriptors.data(),
+						       static_cast<uint32_t>(t.descriptors.size()));
+			if ((ec = submit(&a, 1)))
+				break;
+		}
+		if (!ec)
+			ec = send(out, invalidate);
+	}
+	if (ec && transfers.size() == 1 && !compound &&
+	    (ec.value() == EINVAL || ec.value() == EBADF || ec.value() == EOPNOTSUPP) &&
+	    ec.category() == std::system_category()) {
+		/*
+		 * Refused before anything was taken (the file shrank since the
+		 * fstat, by another client's process): the same response as an
+		 * error, the token still invalidated as the client expects.
+		 */
+		log("READ: RDMA WRITE from the file refused: %s", ec.message().c_str());
+		if (auto rh = decode_header(out)) {
+			rh->status = status_unexpected_io_error;
+			Writer w;
+			encode_header(w, *rh);
+			encode_error_response(w);
+			return send(w.take(), invalidate);
+		}
+	}
 	if (ec)
-		log("sending a %zu-byte response%s: %s", out.size(),
+		log("sending a %zu-byte response%s%s: %s", out.size(),
+		    transfers.empty() ? "" : " behind its RDMA WRITE",
 		    invalidate ? " with SEND_WITH_INVALIDATE" : "", ec.message().c_str());
 	return ec;
 }
@@ -265,7 +338,190 @@ std::error_code Connection::send(ByteView message, std::optional<uint32_t> inval
 	return {};
 }
 
-Connection::Reply Connection::dispatch(const Header &h, ByteView request)
+/* Cookies: WRITE data (answered at completion) apart from READ data (counted). */
+constexpr uint64_t cookie_write_data = 1ull << 63;
+
+uint64_t Connection::next_cookie(bool is_write_data)
+{
+	return ++cookie_serial_ | (is_write_data ? cookie_write_data : 0);
+}
+
+void Connection::transfer_started()
+{
+	transfers_in_flight_++;
+	io_.max_transfers_in_flight = std::max(io_.max_transfers_in_flight, transfers_in_flight_);
+}
+
+std::error_code Connection::reap(unsigned *count)
+{
+	smbdirect_rdma_completion c[32];
+	for (;;) {
+		int n = smbdirect_rdma_reap(fd_, c, 32);
+		if (n == -EAGAIN || n == 0)
+			return {};
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return errno_code(n);
+		if (count)
+			*count += static_cast<unsigned>(n);
+		for (int i = 0; i < n; i++)
+			if (auto ec = on_completion(c[i]))
+				return ec;
+		if (n < 32)
+			return {};
+	}
+}
+
+std::error_code Connection::on_completion(const smbdirect_rdma_completion &c)
+{
+	transfers_in_flight_ -= transfers_in_flight_ > 0;
+	if (!(c.cookie & cookie_write_data)) {
+		/* A READ's RDMA WRITE: the response went out right behind it. */
+		if (c.status < 0) {
+			log("READ: RDMA WRITE from the file: %s", std::strerror(-c.status));
+			return errno_code(c.status);
+		}
+		io_.rdma_write_bytes += c.bytes;
+		return {};
+	}
+	auto it = pending_writes_.find(c.cookie);
+	if (it == pending_writes_.end()) {
+		stashed_.push_back(c); /* a compound's, for wait_for() */
+		return {};
+	}
+	std::error_code ec = answer_write(it->second, c.status, c.bytes);
+	spare_buffers_.push_back(std::move(it->second.data));
+	pending_writes_.erase(it);
+	return ec;
+}
+
+std::error_code Connection::answer_write(PendingWrite &w, int status, uint64_t bytes)
+{
+	Reply r;
+	auto o = opens_.find(w.open);
+	if (status < 0) {
+		log("WRITE: RDMA READ of %zu bytes: %s", w.data.size(), std::strerror(-status));
+		r.status = status_unexpected_io_error;
+	} else if (o == opens_.end()) {
+		r = Reply(Status::file_closed); /* closed while its data was on the way */
+	} else {
+		io_.rdma_read_bytes += bytes;
+		size_t done = 0;
+		while (done < bytes) {
+			ssize_t n = pwrite(o->second.fd, w.data.data() + done, bytes - done,
+					   static_cast<off_t>(w.offset + done));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				break;
+			done += static_cast<size_t>(n);
+		}
+		if (done < bytes) {
+			r = Reply(status_from_errno(errno == EBADF ? EACCES : errno));
+		} else {
+			WriteResponse rsp;
+			rsp.count = static_cast<uint32_t>(done);
+			encode_write_response(r.message, rsp);
+			r.has_body = true;
+		}
+		if (config_.verbose)
+			log("WRITE %llu bytes at %llu: RDMA READ done, written",
+			    static_cast<unsigned long long>(bytes),
+			    static_cast<unsigned long long>(w.offset));
+	}
+	Bytes m = finish(w.request, r, false);
+	if (auto ec = send(m, w.invalidate_token)) {
+		log("sending a WRITE response: %s", ec.message().c_str());
+		return ec;
+	}
+	return status < 0 ? errno_code(status) : std::error_code();
+}
+
+std::error_code Connection::submit(const smbdirect_rdma_args *args, unsigned count)
+{
+	for (;;) {
+		int rc = smbdirect_rdma_submit(fd_, args, count, MSG_DONTWAIT);
+		if (rc >= 0) {
+			for (unsigned i = 0; i < count; i++)
+				transfer_started();
+			return {};
+		}
+		if (rc == -EINTR)
+			continue;
+		if (rc != -EAGAIN)
+			return errno_code(rc);
+		/* The socket's in-flight limit: our own completions make room. */
+		pollfd p = { fd_, 0, 0 };
+		if (::poll(&p, 1, 1000) < 0 && errno != EINTR)
+			return { errno, std::system_category() };
+		if (auto ec = reap())
+			return ec;
+	}
+}
+
+std::error_code Connection::submit_with_message(const smbdirect_rdma_args &args, ByteView message,
+						std::optional<uint32_t> invalidate_token)
+{
+	uint32_t len = static_cast<uint32_t>(message.size());
+	uint8_t prefix[4] = { static_cast<uint8_t>(len >> 24), static_cast<uint8_t>(len >> 16),
+			      static_cast<uint8_t>(len >> 8), static_cast<uint8_t>(len) };
+	iovec iov[2] = { { prefix, 4 }, { const_cast<uint8_t *>(message.data()), message.size() } };
+	ssize_t n;
+	for (;;) {
+		n = smbdirect_rdma_submit_msg(fd_, &args, 1, iov, 2,
+					      invalidate_token ? &*invalidate_token : nullptr,
+					      MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n >= 0)
+			break;
+		if (n == -EINTR)
+			continue;
+		if (n != -EAGAIN)
+			return errno_code(n);
+		/* The in-flight limit (reaping makes room) or no send room yet. */
+		pollfd p = { fd_, POLLOUT, 0 };
+		if (::poll(&p, 1, 1000) < 0 && errno != EINTR)
+			return { errno, std::system_category() };
+		if (auto ec = reap())
+			return ec;
+	}
+	transfer_started();
+	io_.responses_with_transfer++;
+	if (invalidate_token)
+		io_.send_with_invalidate++;
+	/* SOCK_STREAM may take part of the message: the rest as any send. */
+	size_t done = static_cast<size_t>(n);
+	while (done < 4 + message.size()) {
+		const uint8_t *p = done < 4 ? prefix + done : message.data() + (done - 4);
+		size_t left = done < 4 ? 4 - done : message.size() - (done - 4);
+		ssize_t w = ::send(fd_, p, left, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return { errno, std::system_category() };
+		done += static_cast<size_t>(w);
+	}
+	return {};
+}
+
+Result<smbdirect_rdma_completion> Connection::wait_for(uint64_t cookie)
+{
+	for (;;) {
+		for (auto it = stashed_.begin(); it != stashed_.end(); ++it)
+			if (it->cookie == cookie) {
+				smbdirect_rdma_completion c = *it;
+				stashed_.erase(it);
+				return c;
+			}
+		pollfd p = { fd_, 0, 0 };
+		if (::poll(&p, 1, -1) < 0 && errno != EINTR)
+			return std::error_code(errno, std::system_category());
+		if (auto ec = reap())
+			return ec;
+	}
+}
+
+Connection::Reply Connection::dispatch(const Header &h, ByteView request, bool in_compound)
 {
 	switch (h.command) {
 	case Command::negotiate:
@@ -324,7 +580,7 @@ Connection::Reply Connection::dispatch(const Header &h, ByteView request)
 	case Command::read:
 		return read(request);
 	case Command::write:
-		return write(request);
+		return write(h, request, in_compound);
 	case Command::query_info:
 		return query_info(request);
 	case Command::set_info:
@@ -696,6 +952,46 @@ Connection::Reply Connection::read(const ReadRequest *q)
 		     (dialect_ == dialect_300 && q->channel == Channel::rdma_v1_invalidate)))
 		return Reply(Status::invalid_parameter);
 
+	ReadResponse rsp;
+	Reply r;
+	if (rdma) {
+		/*
+		 * Straight from the page cache into the client's registered
+		 * pages: only the size is looked at here; handle() submits the
+		 * RDMA WRITE with this response behind it.
+		 */
+		struct stat st {};
+		if (fstat(o->fd, &st) != 0)
+			return Reply(status_from_errno(errno));
+		if ((fcntl(o->fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
+			return Reply(Status::access_denied);
+		uint64_t size = static_cast<uint64_t>(st.st_size);
+		uint64_t n = q->offset < size ? std::min<uint64_t>(q->length, size - q->offset) : 0;
+		if ((n == 0 && q->length > 0) || n < q->minimum_count)
+			return Reply(Status::end_of_file);
+		if (n > 0) {
+			FileTransfer t;
+			t.fd = o->fd;
+			t.offset = q->offset;
+			t.length = n;
+			t.descriptors = wire_descriptors(q->channel_info);
+			io_.rdma_write_transfers++;
+			io_.max_descriptors = std::max(io_.max_descriptors,
+						       static_cast<uint32_t>(t.descriptors.size()));
+			if (config_.verbose)
+				log("READ %llu bytes at %llu: RDMA WRITE from the file into %zu "
+				    "descriptor(s), %s",
+				    static_cast<unsigned long long>(n),
+				    static_cast<unsigned long long>(q->offset), t.descriptors.size(),
+				    channel_name(q->channel));
+			r.transfer = std::move(t);
+		}
+		rsp.data_remaining = static_cast<uint32_t>(n);
+		encode_read_response(r.message, rsp);
+		r.has_body = true;
+		return r;
+	}
+
 	io_buffer_.resize(q->length);
 	size_t n = 0;
 	while (n < q->length) {
@@ -711,53 +1007,29 @@ Connection::Reply Connection::read(const ReadRequest *q)
 	}
 	if ((n == 0 && q->length > 0) || n < q->minimum_count)
 		return Reply(Status::end_of_file);
-
-	ReadResponse rsp;
-	Reply r;
-	if (rdma && n > 0) {
-		/* Into the client's registered pages; nothing travels inline. */
-		auto descs = wire_descriptors(q->channel_info);
-		iovec iov = { io_buffer_.data(), n };
-		ssize_t moved = smbdirect_rdma_v1_writev(fd_, &iov, 1, descs.data(),
-							 static_cast<uint32_t>(descs.size()));
-		if (moved < 0) {
-			log("READ: smbdirect_rdma_v1_writev of %zu bytes: %s", n,
-			    std::strerror(static_cast<int>(-moved)));
-			Reply e;
-			e.status = status_unexpected_io_error;
-			return e;
-		}
-		io_.rdma_writev_calls++;
-		io_.rdma_writev_bytes += static_cast<uint64_t>(moved);
-		io_.max_descriptors = std::max(io_.max_descriptors,
-					       static_cast<uint32_t>(descs.size()));
-		if (config_.verbose)
-			log("READ %zu bytes at %llu: smbdirect_rdma_v1_writev into %zu descriptor(s), %s",
-			    static_cast<size_t>(moved), static_cast<unsigned long long>(q->offset),
-			    descs.size(), channel_name(q->channel));
-		rsp.data_remaining = static_cast<uint32_t>(moved);
-	} else if (!rdma) {
-		rsp.data = ByteView(io_buffer_.data(), n);
-		io_.inline_reads++;
-		io_.inline_read_bytes += n;
-	}
+	rsp.data = ByteView(io_buffer_.data(), n);
+	io_.inline_reads++;
+	io_.inline_read_bytes += n;
 	encode_read_response(r.message, rsp);
 	r.has_body = true;
 	return r;
 }
 
-Connection::Reply Connection::write(ByteView request)
+Connection::Reply Connection::write(const Header &h, ByteView request, bool in_compound)
 {
 	auto q = decode_write_request(request);
 	if (!q)
 		return Reply(Status::invalid_parameter);
-	Reply r = write(&*q);
+	std::optional<uint32_t> token;
 	if (dialect_ != dialect_300)
-		r.invalidate_token = token_to_invalidate(q->channel, q->channel_info);
+		token = token_to_invalidate(q->channel, q->channel_info);
+	Reply r = write(h, &*q, in_compound, token);
+	r.invalidate_token = token;
 	return r;
 }
 
-Connection::Reply Connection::write(const WriteRequest *q)
+Connection::Reply Connection::write(const Header &h, const WriteRequest *q, bool in_compound,
+				    std::optional<uint32_t> invalidate_token)
 {
 	Open *o = find(q->file_id);
 	if (!o)
@@ -771,32 +1043,65 @@ Connection::Reply Connection::write(const WriteRequest *q)
 		     q->remaining_bytes > config_.max_io ||
 		     (dialect_ == dialect_300 && q->channel == Channel::rdma_v1_invalidate)))
 		return Reply(Status::invalid_parameter);
+	if ((fcntl(o->fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		return Reply(Status::access_denied);
 
 	ByteView data = q->data;
 	Reply r;
 	if (rdma && q->remaining_bytes > 0) {
-		/* Out of the client's registered pages, then to the file. */
-		io_buffer_.resize(q->remaining_bytes);
+		/* Out of the client's registered pages into a pooled buffer. */
+		Bytes buf;
+		if (!spare_buffers_.empty()) {
+			buf = std::move(spare_buffers_.back());
+			spare_buffers_.pop_back();
+		}
+		buf.resize(q->remaining_bytes);
 		auto descs = wire_descriptors(q->channel_info);
-		iovec iov = { io_buffer_.data(), io_buffer_.size() };
-		ssize_t moved = smbdirect_rdma_v1_readv(fd_, &iov, 1, descs.data(),
-							static_cast<uint32_t>(descs.size()));
-		if (moved < 0) {
-			log("WRITE: smbdirect_rdma_v1_readv of %u bytes: %s", q->remaining_bytes,
-			    std::strerror(static_cast<int>(-moved)));
+		iovec iov = { buf.data(), buf.size() };
+		uint64_t cookie = next_cookie(true);
+		smbdirect_rdma_args a;
+		smbdirect_rdma_prep_read(&a, cookie, &iov, 1, descs.data(),
+					 static_cast<uint32_t>(descs.size()));
+		if (auto ec = submit(&a, 1)) {
+			log("WRITE: RDMA READ of %u bytes: %s", q->remaining_bytes,
+			    ec.message().c_str());
 			Reply e;
 			e.status = status_unexpected_io_error;
 			return e;
 		}
-		io_.rdma_readv_calls++;
-		io_.rdma_readv_bytes += static_cast<uint64_t>(moved);
+		io_.rdma_read_transfers++;
 		io_.max_descriptors = std::max(io_.max_descriptors,
 					       static_cast<uint32_t>(descs.size()));
 		if (config_.verbose)
-			log("WRITE %zu bytes at %llu: smbdirect_rdma_v1_readv from %zu descriptor(s), %s",
-			    static_cast<size_t>(moved), static_cast<unsigned long long>(q->offset),
+			log("WRITE %u bytes at %llu: RDMA READ from %zu descriptor(s) submitted, %s",
+			    q->remaining_bytes, static_cast<unsigned long long>(q->offset),
 			    descs.size(), channel_name(q->channel));
-		data = ByteView(io_buffer_.data(), static_cast<size_t>(moved));
+		if (!in_compound) {
+			/* Answered by on_completion(); serve the next request meanwhile. */
+			FileId f = q->file_id == related_file_id ? compound_file_id_ : q->file_id;
+			PendingWrite &w = pending_writes_[cookie];
+			w.request = h;
+			w.open = f.volatile_;
+			w.offset = q->offset;
+			w.data = std::move(buf);
+			w.invalidate_token = invalidate_token;
+			io_.max_writes_in_flight =
+				std::max(io_.max_writes_in_flight,
+					 static_cast<uint32_t>(pending_writes_.size()));
+			r.deferred = true;
+			return r;
+		}
+		auto c = wait_for(cookie);
+		if (!c || c->status < 0) {
+			log("WRITE: RDMA READ of %u bytes: %s", q->remaining_bytes,
+			    c ? std::strerror(-c->status) : c.error().message().c_str());
+			Reply e;
+			e.status = status_unexpected_io_error;
+			return e;
+		}
+		io_.rdma_read_bytes += c->bytes;
+		io_buffer_ = std::move(buf);
+		data = ByteView(io_buffer_.data(), static_cast<size_t>(c->bytes));
 	} else if (!rdma) {
 		io_.inline_writes++;
 		io_.inline_write_bytes += data.size();

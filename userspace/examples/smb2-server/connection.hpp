@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * One client connection of the example server (a forked process per
- * client, as Samba does): SMB2 requests in order, one share, guest
- * sessions, and READ/WRITE over the RDMA channel:
+ * client, as Samba does): SMB2 requests as they come, one share, guest
+ * sessions, and READ/WRITE over the RDMA channel on the asynchronous RDMA
+ * interface, many of them in flight (the client holds as many credits as
+ * it asks for, up to ServerConfig::credit_limit):
  *
- *   READ  with Channel RDMA_V1[_INVALIDATE]: pread the file, then
- *         smbdirect_rdma_v1_writev() the bytes into the client's
- *         ReadChannelInfo descriptors; answer DataLength 0,
- *         DataRemaining = the bytes.
- *   WRITE with Channel RDMA_V1[_INVALIDATE]: smbdirect_rdma_v1_readv()
- *         RemainingBytes from the client's WriteChannelInfo descriptors,
- *         then pwrite them.
- *   With _INVALIDATE the response goes out with
- *   smbdirect_send_with_invalidate() of the first descriptor's token, so
- *   the client finds its registration invalidated when the answer arrives.
+ *   READ  with Channel RDMA_V1[_INVALIDATE]: one sendmsg carries an RDMA
+ *         WRITE straight from the file's page cache into the client's
+ *         ReadChannelInfo descriptors (smbdirect_rdma_prep_write_file) and
+ *         the response behind it (DataLength 0, DataRemaining = the bytes),
+ *         with SEND_WITH_INVALIDATE for _INVALIDATE: RC ordering places the
+ *         data before the response, so nothing waits for the transfer.
+ *         Its completion is only counted.
+ *   WRITE with Channel RDMA_V1[_INVALIDATE]: an RDMA READ of
+ *         RemainingBytes from the client's WriteChannelInfo descriptors
+ *         into a pooled buffer is submitted and the server goes on serving;
+ *         at its completion (the error queue, POLLERR) the data is pwritten
+ *         and the response sent, with SEND_WITH_INVALIDATE for _INVALIDATE.
+ *   Inside a compound (no client sends one with RDMA, but it is legal)
+ *   the same transfers are made, and a WRITE's is waited for.
  *
  * The client owns the registrations: it deregisters after the response.
  */
@@ -45,13 +51,20 @@ struct ServerConfig {
 
 /* What moved how, for the log line at the end of a connection. */
 struct IoCounters {
-	uint64_t rdma_writev_calls = 0, rdma_writev_bytes = 0; /* READ over RDMA */
-	uint64_t rdma_readv_calls = 0, rdma_readv_bytes = 0;   /* WRITE over RDMA */
+	/* READ over RDMA: RDMA WRITE transfers from the file, bytes moved. */
+	uint64_t rdma_write_transfers = 0, rdma_write_bytes = 0;
+	/* WRITE over RDMA: RDMA READ transfers into a buffer, bytes moved. */
+	uint64_t rdma_read_transfers = 0, rdma_read_bytes = 0;
+	/* READ responses that went in the same sendmsg as their RDMA WRITE. */
+	uint64_t responses_with_transfer = 0;
 	uint64_t send_with_invalidate = 0;
 	uint64_t inline_reads = 0, inline_read_bytes = 0;
 	uint64_t inline_writes = 0, inline_write_bytes = 0;
 	uint64_t requests = 0, compounds = 0;
 	uint32_t max_descriptors = 0;
+	/* The most transfers in flight at once, and WRITEs awaiting their data. */
+	uint32_t max_transfers_in_flight = 0;
+	uint32_t max_writes_in_flight = 0;
 };
 
 class Connection {
@@ -85,6 +98,20 @@ private:
 	 * header (the codec's encoders count offsets from the header), which
 	 * handle() fills in; without a body an error response is sent.
 	 */
+	struct FileTransfer {
+		int fd = -1;
+		uint64_t offset = 0;
+		uint64_t length = 0;
+		std::vector<smbdirect_buffer_descriptor_v1> descriptors;
+	};
+	/* A WRITE whose data is being RDMA-read; answered at the completion. */
+	struct PendingWrite {
+		Header request;
+		uint64_t open = 0; /* opens_ key */
+		uint64_t offset = 0;
+		Bytes data;
+		std::optional<uint32_t> invalidate_token;
+	};
 	struct Reply {
 		Reply();
 		explicit Reply(Status s);
@@ -95,10 +122,30 @@ private:
 		std::optional<uint32_t> invalidate_token;
 		bool no_response = false; /* CANCEL */
 		FileId created;		  /* CREATE: for related operations */
+		/* READ over RDMA: the file's bytes to write before the response. */
+		std::optional<FileTransfer> transfer;
+		/* WRITE over RDMA outside a compound: answered at the completion. */
+		bool deferred = false;
 	};
 
 	std::error_code handle(ByteView message);
-	Reply dispatch(const Header &h, ByteView request);
+	Reply dispatch(const Header &h, ByteView request, bool in_compound);
+	/* The response's header filled in (credits granted), ready to chain or send. */
+	Bytes finish(const Header &h, Reply &r, bool related);
+
+	/* The asynchronous RDMA side. */
+	uint64_t next_cookie(bool is_write_data);
+	/* Completions waiting, handled; *count (if given) grows by their number. */
+	std::error_code reap(unsigned *count = nullptr);
+	std::error_code on_completion(const smbdirect_rdma_completion &c);
+	std::error_code answer_write(PendingWrite &w, int status, uint64_t bytes);
+	/* Submits (retrying while the socket's in-flight limit is full). */
+	std::error_code submit(const smbdirect_rdma_args *args, unsigned count);
+	std::error_code submit_with_message(const smbdirect_rdma_args &args, ByteView message,
+					    std::optional<uint32_t> invalidate_token);
+	/* A transfer submitted inside a compound, waited for. */
+	Result<smbdirect_rdma_completion> wait_for(uint64_t cookie);
+	void transfer_started();
 
 	Reply negotiate(ByteView request);
 	Reply session_setup(const Header &h, ByteView request);
@@ -108,8 +155,9 @@ private:
 	Reply flush(ByteView request);
 	Reply read(ByteView request);
 	Reply read(const ReadRequest *q);
-	Reply write(ByteView request);
-	Reply write(const WriteRequest *q);
+	Reply write(const Header &h, ByteView request, bool in_compound);
+	Reply write(const Header &h, const WriteRequest *q, bool in_compound,
+		    std::optional<uint32_t> invalidate_token);
 	Reply query_info(ByteView request);
 	Reply set_info(ByteView request);
 	Reply query_directory(ByteView request);
@@ -141,6 +189,14 @@ private:
 	FileId compound_file_id_;
 	IoCounters io_;
 	Bytes io_buffer_;
+	/* Transfers submitted, not yet reaped; WRITEs by cookie. */
+	uint32_t transfers_in_flight_ = 0;
+	uint64_t cookie_serial_ = 0;
+	std::map<uint64_t, PendingWrite> pending_writes_;
+	/* Completions reaped while waiting for another (wait_for). */
+	std::vector<smbdirect_rdma_completion> stashed_;
+	/* Buffers of finished WRITEs, for the next ones. */
+	std::vector<Bytes> spare_buffers_;
 };
 
 } // namespace smb2

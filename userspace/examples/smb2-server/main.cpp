@@ -35,8 +35,9 @@ const char usage_text[] =
 	"\n"
 	"Serves DIR as \\\\SERVER\\share over SMB-Direct (SMB 3.0, 3.0.2, 3.1.1), a process per\n"
 	"client, any NTLMSSP authentication accepted as guest. READ and WRITE over the RDMA\n"
-	"channel move the data with smbdirect_rdma_v1_writev/readv against the client's\n"
-	"buffer descriptors.\n"
+	"channel move the data with asynchronous RDMA transfers against the client's buffer\n"
+	"descriptors, many in flight per connection: READ from the file's page cache with\n"
+	"the response in the same sendmsg, WRITE answered when its RDMA READ completes.\n"
 	"\n"
 	"Options:\n"
 	"  -l, --listen ADDR      address to listen on (default: 0.0.0.0)\n"
@@ -90,21 +91,23 @@ int serve_client(int fd, const smb2::Share &share, const smb2::ServerConfig &con
 	const auto &io = c.counters();
 	std::fprintf(log,
 		     "[%d] summary: %llu requests (%llu compounds); READ over RDMA: %llu "
-		     "smbdirect_rdma_v1_writev, %llu bytes; WRITE over RDMA: %llu "
-		     "smbdirect_rdma_v1_readv, %llu bytes; %llu smbdirect_send_with_invalidate; "
+		     "RDMA WRITE from the file, %llu bytes (%llu responses in the same sendmsg); "
+		     "WRITE over RDMA: %llu RDMA READ, %llu bytes; %llu send_with_invalidate; "
 		     "inline READ: %llu, %llu bytes; inline WRITE: %llu, %llu bytes; at most %u "
-		     "descriptors; %s\n",
+		     "descriptors; at most %u transfers and %u WRITEs in flight; %s\n",
 		     static_cast<int>(getpid()), static_cast<unsigned long long>(io.requests),
 		     static_cast<unsigned long long>(io.compounds),
-		     static_cast<unsigned long long>(io.rdma_writev_calls),
-		     static_cast<unsigned long long>(io.rdma_writev_bytes),
-		     static_cast<unsigned long long>(io.rdma_readv_calls),
-		     static_cast<unsigned long long>(io.rdma_readv_bytes),
+		     static_cast<unsigned long long>(io.rdma_write_transfers),
+		     static_cast<unsigned long long>(io.rdma_write_bytes),
+		     static_cast<unsigned long long>(io.responses_with_transfer),
+		     static_cast<unsigned long long>(io.rdma_read_transfers),
+		     static_cast<unsigned long long>(io.rdma_read_bytes),
 		     static_cast<unsigned long long>(io.send_with_invalidate),
 		     static_cast<unsigned long long>(io.inline_reads),
 		     static_cast<unsigned long long>(io.inline_read_bytes),
 		     static_cast<unsigned long long>(io.inline_writes),
 		     static_cast<unsigned long long>(io.inline_write_bytes), io.max_descriptors,
+		     io.max_transfers_in_flight, io.max_writes_in_flight,
 		     ec ? ("ended by " + ec.message()).c_str() : "closed by the client");
 	std::fflush(log);
 	return ec ? exit_error : exit_ok;

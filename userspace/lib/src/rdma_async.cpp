@@ -289,11 +289,12 @@ int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registra
 {
 	if (!reg)
 		return -EINVAL;
-	if (fd < 0)
-		return -EBADF;
-	// Ids are never 0: a zeroed registration is no registration.
-	if (reg->id == 0)
-		return -ENOENT;
+	if (fd < 0 || reg->id == 0) {
+		std::free(reg->desc);
+		std::memset(reg, 0, sizeof(*reg));
+		// Ids are never 0: a zeroed registration is no registration.
+		return fd < 0 ? -EBADF : -ENOENT;
+	}
 	return deregister_async(
 		[fd](struct smbdirect_deregister &d) noexcept {
 			return ::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d) ? neg_errno() : 0;

@@ -101,8 +101,9 @@ int reap_completions(Recv &&recv, struct smbdirect_rdma_completion *c, unsigned 
 }
 
 // ioctl(SMBDIRECT_IOC_DEREGISTER, struct smbdirect_deregister &) -> 0 or
-// -errno, with SMBDIRECT_DEREG_ASYNC. *reg is checked (not NULL, id not 0);
-// on success it is freed and zeroed and the state bits returned.
+// -errno, with SMBDIRECT_DEREG_ASYNC (reg->id not 0). *reg is freed and
+// zeroed whatever the result, as smbdirect_rdma_v1_deregister() does; the
+// state bits or the error.
 template <class Ioctl>
 int deregister_async(Ioctl &&ioctl, struct smbdirect_rdma_v1_registration *reg,
 		     uint64_t cookie) noexcept
@@ -112,11 +113,11 @@ int deregister_async(Ioctl &&ioctl, struct smbdirect_rdma_v1_registration *reg,
 	d.flags = SMBDIRECT_DEREG_ASYNC;
 	d.id = reg->id;
 	d.cookie = cookie;
+	std::free(reg->desc);
+	std::memset(reg, 0, sizeof(*reg));
 	int err = ioctl(d);
 	if (err)
 		return err;
-	std::free(reg->desc);
-	std::memset(reg, 0, sizeof(*reg));
 	return static_cast<int>(d.state & 0x7fffffff);
 }
 

@@ -285,9 +285,9 @@ int smbdirect_rdma_completions(const struct msghdr *msg,
  * (SMBDIRECT_DEREG_ASYNC): the id is gone at once; one completion with
  * cookie (bytes the registered length; status 0, or the connection's
  * error when it ended first) reaches the error queue when the peer's
- * access has ended, and only then may the memory be reused. Returns the SMBDIRECT_REG_STATE_* bits. On success reg->desc is
- * freed and *reg zeroed; on failure *reg is left as it was (deregister it
- * with smbdirect_rdma_v1_deregister(), for example).
+ * access has ended, and only then may the memory be reused. Returns the
+ * SMBDIRECT_REG_STATE_* bits. As smbdirect_rdma_v1_deregister() does, it
+ * frees reg->desc and zeroes *reg whatever the result.
  */
 int smbdirect_rdma_v1_deregister_async(int fd,
 				       struct smbdirect_rdma_v1_registration *reg,

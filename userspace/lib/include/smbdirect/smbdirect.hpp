@@ -421,8 +421,9 @@ class Registration {
 	// completion with cookie (bytes length(); status 0, or the
 	// connection's error if it ended first) reaches the socket's error
 	// queue (RdmaQueue) once the peer's access has ended; only then may
-	// the memory be reused. true if the peer had already
-	// invalidated it. On failure the registration stays as it was.
+	// the memory be reused. true if the peer had already invalidated it.
+	// The registration is gone from the object whatever the result, as
+	// with deregister().
 	Result<bool> deregister_async(uint64_t cookie) noexcept
 	{
 		if (!reg_.id && !reg_.desc)

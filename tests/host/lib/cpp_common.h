@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <sys/socket.h>
+#include <vector>
 #include <fcntl.h>
 #include <smbdirect/smbdirect.hpp>
 #include <unistd.h>
@@ -214,6 +217,154 @@ inline void interfaces_list_loopback()
 	EXPECT_EQ(sd::interfaces(0x80).error(), std::errc::invalid_argument);
 }
 
+inline void transfers_are_the_c_structs()
+{
+	iovec local[2] = { { reinterpret_cast<void *>(0x1000), 10 },
+			   { reinterpret_cast<void *>(0x2000), 20 } };
+	sd::Descriptor remote[3] = {};
+	sd::Transfer w = sd::write_transfer(5, local, remote);
+	smbdirect_rdma_args want;
+	smbdirect_rdma_prep_write(&want, 5, local, 2, remote, 3);
+	EXPECT_EQ(memcmp(&w, &want, sizeof(want)), 0);
+	sd::Transfer r = sd::read_transfer(6, std::span<const iovec>(local, 1), remote);
+	smbdirect_rdma_prep_read(&want, 6, local, 1, remote, 3);
+	EXPECT_EQ(memcmp(&r, &want, sizeof(want)), 0);
+	sd::Transfer f = sd::file_write_transfer(7, 9, 4096, 100, std::span(remote, 1));
+	smbdirect_rdma_prep_write_file(&want, 7, 9, 4096, 100, remote, 1);
+	EXPECT_EQ(memcmp(&f, &want, sizeof(want)), 0);
+
+	sd::Completion ok = { 1, 0, 0, 4096 };
+	EXPECT_EQ(sd::outcome(ok).value_or(0), 4096u);
+	sd::Completion bad = { 1, -ECONNRESET, 0, 0 };
+	EXPECT_EQ(sd::outcome(bad).error(), std::errc::connection_reset);
+}
+
+struct Noted : sd::Pending {
+	int calls = 0;
+	sd::Completion last = {};
+	void complete(const sd::Completion &c) noexcept override
+	{
+		calls++;
+		last = c;
+	}
+};
+
+inline void rdma_queue_reports_errors()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	sd::Socket s(p[1]);
+	sd::RdmaQueue q = s.rdma_queue();
+	EXPECT_EQ(q.fd(), p[1]);
+	char buf[8];
+	iovec local = { buf, sizeof(buf) };
+	sd::Descriptor remote = {};
+	sd::Transfer t = sd::write_transfer(1, std::span(&local, 1), std::span(&remote, 1));
+	// Valid transfers reach the kernel, which knows a pipe is no socket.
+	EXPECT_EQ(q.submit(t).error(), std::errc::not_a_socket);
+	std::vector<sd::Transfer> many(SMBDIRECT_RDMA_CMSG_MAX + 1, t);
+	EXPECT_EQ(q.submit(many).error(), std::errc::invalid_argument);
+	EXPECT_EQ(q.submit(std::span<const sd::Transfer>()).error(), std::errc::invalid_argument);
+	sd::Transfer wrong = t;
+	wrong.desc_count = 0;
+	EXPECT_EQ(q.submit(wrong).error(), std::errc::invalid_argument);
+	EXPECT_EQ(q.submit_with_message(std::span(&t, 1), std::as_bytes(std::span(buf)), 7u)
+			  .error(),
+		  std::errc::not_a_socket);
+	sd::Completion c[2];
+	EXPECT_EQ(q.reap(c).error(), std::errc::not_a_socket);
+	EXPECT_EQ(q.reap(std::span<sd::Completion>()).error(), std::errc::invalid_argument);
+	int calls = 0;
+	EXPECT_EQ(q.reap_each([&](const sd::Completion &) { calls++; }).error(),
+		  std::errc::not_a_socket);
+	EXPECT_EQ(calls, 0);
+	EXPECT_EQ(q.limit().error(), std::errc::not_a_socket);
+	EXPECT_EQ(q.set_limit(8).error(), std::errc::not_a_socket);
+	EXPECT_EQ(sd::RdmaQueue().submit(t).error(), std::errc::bad_file_descriptor);
+	EXPECT_EQ(sd::RdmaQueue().wait(0).error(), std::errc::bad_file_descriptor);
+	close(p[0]);
+}
+
+inline void rdma_queue_on_a_plain_socket()
+{
+	int p[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p), 0);
+	sd::Socket a(p[0]), b(p[1]);
+	sd::RdmaQueue q(a.fd());
+	// Nothing on the error queue: nothing reaped, no callback, no POLLERR.
+	sd::Completion c[4];
+	auto none = q.reap(c);
+	ASSERT_TRUE(none) << none.error().message();
+	EXPECT_EQ(*none, 0u);
+	int calls = 0;
+	auto each = q.reap_each([&](const sd::Completion &) { calls++; });
+	ASSERT_TRUE(each);
+	EXPECT_EQ(*each, 0u);
+	EXPECT_EQ(calls, 0);
+	auto d = q.dispatch();
+	ASSERT_TRUE(d);
+	EXPECT_EQ(*d, 0u);
+	auto w = q.wait(0);
+	ASSERT_TRUE(w);
+	EXPECT_FALSE(*w);
+	// AF_UNIX ignores SOL_SMBDIRECT control messages: the message arrives.
+	char buf[8];
+	iovec local = { buf, sizeof(buf) };
+	sd::Descriptor remote = {};
+	sd::Transfer t = sd::read_transfer(1, std::span(&local, 1), std::span(&remote, 1));
+	auto sent = q.submit_with_message(std::span(&t, 1),
+					  std::as_bytes(std::span("reply", 5)));
+	ASSERT_TRUE(sent) << sent.error().message();
+	EXPECT_EQ(*sent, 5u);
+	char got[8] = {};
+	EXPECT_EQ(recv(b.fd(), got, sizeof(got), MSG_DONTWAIT), 5);
+	EXPECT_STREQ(got, "reply");
+
+	// A Pending is found again by its cookie.
+	Noted n;
+	EXPECT_EQ(sd::Pending::from_cookie(n.cookie()), static_cast<sd::Pending *>(&n));
+	sd::Pending::from_cookie(n.cookie())->complete({ n.cookie(), 0, 0, 12 });
+	EXPECT_EQ(n.calls, 1);
+	EXPECT_EQ(n.last.bytes, 12u);
+}
+
+inline void registration_create_and_deregister_async()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	char buf[64];
+	auto bytes = std::as_writable_bytes(std::span(buf));
+	EXPECT_EQ(sd::Registration::create(p[0], bytes, 0).error(), std::errc::invalid_argument);
+	EXPECT_EQ(sd::Registration::create(-1, bytes, SMBDIRECT_ACCESS_PEER_READ).error(),
+		  std::errc::bad_file_descriptor);
+	EXPECT_EQ(sd::Registration::create(p[0], bytes, SMBDIRECT_ACCESS_PEER_READ).error(),
+		  std::errc::inappropriate_io_control_operation);
+
+	auto reg = sd::Registration::adopt(p[0], fake_registration(5, 3));
+	EXPECT_EQ(reg.length(), 3u * 4096);
+	// The kernel refuses (a pipe): its answer comes back, and the
+	// registration is gone from the object, as with deregister().
+	EXPECT_EQ(reg.deregister_async(1).error(), std::errc::inappropriate_io_control_operation);
+	EXPECT_FALSE(reg.live());
+	EXPECT_TRUE(reg.descriptors().empty());
+	EXPECT_EQ(reg.length(), 0u);
+	EXPECT_EQ(reg.deregister_async(1).error(), std::errc::no_such_file_or_directory);
+	auto other = sd::Registration::adopt(p[0], fake_registration(6, 1));
+	Noted n;
+	EXPECT_EQ(other.deregister_async(n).error(), std::errc::inappropriate_io_control_operation);
+	EXPECT_FALSE(other.live());
+	close(p[0]);
+	close(p[1]);
+
+	// Its socket is gone: nothing is asked of the kernel, it is forgotten.
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p), 0);
+	auto gone = sd::Registration::adopt(p[0], fake_registration(6, 1));
+	close(p[0]);
+	EXPECT_EQ(gone.deregister_async(1).error(), std::errc::bad_file_descriptor);
+	EXPECT_FALSE(gone.live());
+	close(p[1]);
+}
+
 } // namespace sdtest
 
 // One TEST per check, in the suite named by the including file.
@@ -245,6 +396,22 @@ inline void interfaces_list_loopback()
 	TEST(Suite, InterfacesListLoopback)                                                        \
 	{                                                                                          \
 		sdtest::interfaces_list_loopback();                                                \
+	}                                                                                          \
+	TEST(Suite, TransfersAreTheCStructs)                                                       \
+	{                                                                                          \
+		sdtest::transfers_are_the_c_structs();                                             \
+	}                                                                                          \
+	TEST(Suite, RdmaQueueReportsErrors)                                                        \
+	{                                                                                          \
+		sdtest::rdma_queue_reports_errors();                                               \
+	}                                                                                          \
+	TEST(Suite, RdmaQueueOnAPlainSocket)                                                       \
+	{                                                                                          \
+		sdtest::rdma_queue_on_a_plain_socket();                                            \
+	}                                                                                          \
+	TEST(Suite, RegistrationCreateAndDeregisterAsync)                                          \
+	{                                                                                          \
+		sdtest::registration_create_and_deregister_async();                                \
 	}
 
 #endif // SD_TEST_CPP_COMMON_H

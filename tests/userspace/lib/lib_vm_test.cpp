@@ -45,6 +45,8 @@
 #include <poll.h>
 #include <string>
 #include <sys/mman.h>
+#include <algorithm>
+#include <utility>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -53,6 +55,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <vector>
+#ifdef SD_HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 namespace
 {
@@ -1304,6 +1309,509 @@ Verdict case_scm_rights(const Target &t)
 	return join(b, "receiver B");
 }
 
+// --- asynchronous RDMA -------------------------------------------------------------
+
+// The descriptors of bytes [off, off + len) of the buffer that d describes
+// in order (a registration's descriptors, as sent).
+std::vector<smbdirect_buffer_descriptor_v1>
+slice(const std::vector<smbdirect_buffer_descriptor_v1> &d, uint64_t off, uint64_t len)
+{
+	std::vector<smbdirect_buffer_descriptor_v1> out;
+	for (const auto &x : d) {
+		uint64_t n = le32toh(x.length);
+		if (len && off < n) {
+			uint64_t take = std::min(n - off, len);
+			smbdirect_buffer_descriptor_v1 y = x;
+			y.offset = htole64(le64toh(x.offset) + off);
+			y.length = htole32(static_cast<uint32_t>(take));
+			out.push_back(y);
+			len -= take;
+			off = 0;
+		} else {
+			off -= std::min(off, n);
+		}
+	}
+	return out;
+}
+
+// Reaps from fd, waiting for POLLERR in between, until n completions came.
+Verdict reap_n(int fd, size_t n, std::vector<smbdirect_rdma_completion> &out)
+{
+	while (out.size() < n) {
+		// events 0: POLLERR is reported whatever was asked for.
+		int r = poll_fd(fd, 0, step_ms);
+		REQUIRE(r > 0, "%zu of %zu completions, then poll: %s", out.size(), n,
+			strerror(-r));
+		REQUIRE(r & POLLERR, "poll revents %#x without POLLERR", r);
+		smbdirect_rdma_completion c[16];
+		int got = smbdirect_rdma_reap(fd, c, 16);
+		REQUIRE(got > 0, "reap after POLLERR: %d (%s)", got, got < 0 ? strerror(-got) : "");
+		out.insert(out.end(), c, c + got);
+	}
+	REQUIRE(out.size() == n, "%zu completions, %zu expected", out.size(), n);
+	return "";
+}
+
+// Every cookie of want completed exactly once, successfully, with bytes.
+Verdict check_completions(const std::vector<smbdirect_rdma_completion> &got,
+			  const std::vector<std::pair<uint64_t, uint64_t>> &want)
+{
+	REQUIRE(got.size() == want.size(), "%zu completions, %zu expected", got.size(),
+		want.size());
+	for (const auto &[cookie, bytes] : want) {
+		int seen = 0;
+		for (const auto &c : got) {
+			if (c.cookie != cookie)
+				continue;
+			seen++;
+			REQUIRE(c.status == 0, "cookie %#" PRIx64 ": %s", cookie, strerror(-c.status));
+			REQUIRE(c.bytes == bytes, "cookie %#" PRIx64 ": %" PRIu64 " bytes, not %" PRIu64,
+				cookie, static_cast<uint64_t>(c.bytes), bytes);
+		}
+		REQUIRE(seen == 1, "cookie %#" PRIx64 " completed %d times", cookie, seen);
+	}
+	return "";
+}
+
+// Nothing waits on the error queue: no POLLERR, reap finds nothing.
+Verdict queue_empty(int fd)
+{
+	int r = poll_fd(fd, 0, 0);
+	REQUIRE(r == -ETIMEDOUT, "poll after the last completion: %#x", r);
+	smbdirect_rdma_completion c[1];
+	int n = smbdirect_rdma_reap(fd, c, 1);
+	REQUIRE(n == 0, "reap of an empty queue: %d", n);
+	return "";
+}
+
+// A registration of n bytes on c whose descriptors s has received.
+struct Registered {
+	Buffer buf;
+	smbdirect_rdma_v1_registration reg = {};
+	std::vector<smbdirect_buffer_descriptor_v1> d; // as the server got them
+	explicit Registered(size_t n) : buf(n)
+	{
+	}
+	~Registered()
+	{
+		if (reg.id)
+			smbdirect_rdma_v1_deregister(-1, &reg); // frees; the socket closes
+	}
+};
+
+Verdict register_for_peer(int c, int s, Registered &r, uint32_t flags)
+{
+	REQUIRE(r.buf.data, "mmap");
+	struct iovec iov = { r.buf.data, r.buf.size };
+	REQUIRE_OK(smbdirect_rdma_v1_register(c, &iov, 1, flags, &r.reg));
+	REQUIRE_OK(send_descriptors(c, r.reg.desc, r.reg.desc_count));
+	REQUIRE(recv_descriptors(s, r.d) == r.reg.desc_count, "descriptors arrived");
+	return "";
+}
+
+// Four RDMA WRITEs from memory in one submission, reaped after POLLERR.
+Verdict case_async_write(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	const size_t part = 64 * 1024;
+	Registered r(4 * part);
+	TRY(register_for_peer(c, s, r, SMBDIRECT_ACCESS_PEER_WRITE));
+	Buffer out(4 * part);
+	fill(out.data, out.size, 11);
+	struct iovec iov[4];
+	std::vector<smbdirect_buffer_descriptor_v1> remote[4];
+	struct smbdirect_rdma_args a[4];
+	for (int i = 0; i < 4; i++) {
+		iov[i] = { out.data + i * part, part };
+		remote[i] = slice(r.d, i * part, part);
+		smbdirect_rdma_prep_write(&a[i], 0x100 + i, &iov[i], 1, remote[i].data(),
+					  static_cast<uint32_t>(remote[i].size()));
+	}
+	REQUIRE_OK(smbdirect_rdma_submit(s, a, 4, MSG_NOSIGNAL));
+	std::vector<smbdirect_rdma_completion> got;
+	TRY(reap_n(s, 4, got));
+	TRY(check_completions(got, { { 0x100, part }, { 0x101, part }, { 0x102, part },
+				     { 0x103, part } }));
+	TRY(queue_empty(s));
+	TRY(exchange(s, c, "written"));
+	REQUIRE(check_fill(r.buf.data, r.buf.size, 11) < 0, "data at the client");
+	REQUIRE(smbdirect_rdma_v1_deregister(c, &r.reg) == 0, "deregister");
+	return "";
+}
+
+// RDMA WRITE from a file's page cache (a memfd: shmem), two ranges.
+Verdict case_async_write_file(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	Registered r(128 * 1024);
+	TRY(register_for_peer(c, s, r, SMBDIRECT_ACCESS_PEER_WRITE));
+	Fd file(memfd_create("sd-lib-async", MFD_CLOEXEC));
+	REQUIRE(file >= 0, "memfd_create: %s", strerror(errno));
+	Buffer content(256 * 1024);
+	fill(content.data, content.size, 12);
+	REQUIRE(pwrite(file, content.data, content.size, 0) ==
+			static_cast<ssize_t>(content.size),
+		"pwrite");
+	// 64 KiB from offset 8192 to the start; 5000 bytes from offset 100 000
+	// (neither page-aligned) to 64 KiB in.
+	auto first = slice(r.d, 0, 65536);
+	auto second = slice(r.d, 65536, 5000);
+	struct smbdirect_rdma_args a[2];
+	smbdirect_rdma_prep_write_file(&a[0], 1, file, 8192, 65536, first.data(),
+				       static_cast<uint32_t>(first.size()));
+	smbdirect_rdma_prep_write_file(&a[1], 2, file, 100000, 5000, second.data(),
+				       static_cast<uint32_t>(second.size()));
+	REQUIRE_OK(smbdirect_rdma_submit(s, a, 2, MSG_NOSIGNAL));
+	std::vector<smbdirect_rdma_completion> got;
+	TRY(reap_n(s, 2, got));
+	TRY(check_completions(got, { { 1, 65536 }, { 2, 5000 } }));
+	// A range beyond the file's end is refused, and nothing else changes.
+	struct smbdirect_rdma_args beyond;
+	smbdirect_rdma_prep_write_file(&beyond, 3, file, content.size - 10, 11, first.data(), 1);
+	int e = smbdirect_rdma_submit(s, &beyond, 1, MSG_NOSIGNAL);
+	REQUIRE(e == -EINVAL, "a range beyond the end: %d", e);
+	TRY(queue_empty(s));
+	TRY(exchange(s, c, "written"));
+	REQUIRE(!memcmp(r.buf.data, content.data + 8192, 65536), "first range");
+	REQUIRE(!memcmp(r.buf.data + 65536, content.data + 100000, 5000), "second range");
+	REQUIRE(smbdirect_rdma_v1_deregister(c, &r.reg) == 0, "deregister");
+	return "";
+}
+
+// RDMA READs of the client's memory into two local buffers.
+Verdict case_async_read(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	Registered r(192 * 1024);
+	fill(r.buf.data, r.buf.size, 13);
+	TRY(register_for_peer(c, s, r, SMBDIRECT_ACCESS_PEER_READ));
+	Buffer in1(64 * 1024), in2(128 * 1024);
+	struct iovec i1 = { in1.data, in1.size }, i2 = { in2.data, in2.size };
+	auto d1 = slice(r.d, 0, in1.size), d2 = slice(r.d, in1.size, in2.size);
+	struct smbdirect_rdma_args a[2];
+	smbdirect_rdma_prep_read(&a[0], 0xa, &i1, 1, d1.data(), static_cast<uint32_t>(d1.size()));
+	smbdirect_rdma_prep_read(&a[1], 0xb, &i2, 1, d2.data(), static_cast<uint32_t>(d2.size()));
+	REQUIRE_OK(smbdirect_rdma_submit(s, a, 2, MSG_NOSIGNAL));
+	std::vector<smbdirect_rdma_completion> got;
+	TRY(reap_n(s, 2, got));
+	TRY(check_completions(got, { { 0xa, in1.size }, { 0xb, in2.size } }));
+	REQUIRE(!memcmp(in1.data, r.buf.data, in1.size), "first read");
+	REQUIRE(!memcmp(in2.data, r.buf.data + in1.size, in2.size), "second read");
+	TRY(exchange(s, c, "read"));
+	REQUIRE(smbdirect_rdma_v1_deregister(c, &r.reg) == 0, "deregister");
+	return "";
+}
+
+// The server's SMB2 READ answer: RDMA WRITE and the framed reply in one
+// sendmsg, with SEND_WITH_INVALIDATE; the data is there when the client
+// reads the reply, and its token is invalidated.
+Verdict case_async_submit_msg(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	Registered r(256 * 1024);
+	TRY(register_for_peer(c, s, r,
+			      SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE));
+	Buffer out(r.buf.size);
+	fill(out.data, out.size, 14);
+	struct iovec from = { out.data, out.size };
+	struct smbdirect_rdma_args a;
+	smbdirect_rdma_prep_write(&a, 0x5e, &from, 1, r.d.data(), static_cast<uint32_t>(r.d.size()));
+	const char reply[] = "read done";
+	uint32_t be = htonl(sizeof(reply));
+	struct iovec msg[2] = { { &be, 4 }, { const_cast<char *>(reply), sizeof(reply) } };
+	uint32_t token = le32toh(r.d[0].token);
+	ssize_t n = smbdirect_rdma_submit_msg(s, &a, 1, msg, 2, &token, MSG_NOSIGNAL);
+	REQUIRE(n == static_cast<ssize_t>(4 + sizeof(reply)), "submit_msg: %zd (%s)", n,
+		n < 0 ? strerror(static_cast<int>(-n)) : "");
+	char buf[64];
+	REQUIRE(recv_msg(c, buf, sizeof(buf)) == static_cast<long>(sizeof(reply)), "reply");
+	// No wait for the server's completion: RC ordering put the data first.
+	REQUIRE(check_fill(r.buf.data, r.buf.size, 14) < 0, "data not there with the reply");
+	int state = smbdirect_rdma_v1_deregister(c, &r.reg);
+	REQUIRE(state == SMBDIRECT_REG_STATE_REMOTE_INVALIDATED, "deregister state %d", state);
+	std::vector<smbdirect_rdma_completion> got;
+	TRY(reap_n(s, 1, got));
+	TRY(check_completions(got, { { 0x5e, r.buf.size } }));
+	// Transfers alone through submit_msg: 0 message bytes.
+	n = smbdirect_rdma_submit_msg(s, nullptr, 0, msg, 2, nullptr, MSG_NOSIGNAL);
+	REQUIRE(n == static_cast<ssize_t>(4 + sizeof(reply)), "a message alone: %zd", n);
+	REQUIRE(recv_msg(c, buf, sizeof(buf)) == static_cast<long>(sizeof(reply)), "reply 2");
+	return "";
+}
+
+// Many transfers in flight, each cookie reaped once after POLLERR; the
+// SMBDIRECT_OPT_RDMA_INFLIGHT limit holds slots until reaped.
+Verdict case_async_many(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	const size_t part = 4096, nr = 48;
+	Registered r(nr * part);
+	TRY(register_for_peer(c, s, r, SMBDIRECT_ACCESS_PEER_WRITE));
+	Buffer out(r.buf.size);
+	fill(out.data, out.size, 15);
+	std::vector<struct iovec> iov(nr);
+	std::vector<std::vector<smbdirect_buffer_descriptor_v1>> remote(nr);
+	std::vector<struct smbdirect_rdma_args> a(nr);
+	std::vector<std::pair<uint64_t, uint64_t>> want;
+	for (size_t i = 0; i < nr; i++) {
+		iov[i] = { out.data + i * part, part };
+		remote[i] = slice(r.d, i * part, part);
+		smbdirect_rdma_prep_write(&a[i], 1000 + i, &iov[i], 1, remote[i].data(),
+					  static_cast<uint32_t>(remote[i].size()));
+		want.push_back({ 1000 + i, part });
+	}
+	REQUIRE_OK(smbdirect_rdma_submit(s, a.data(), static_cast<unsigned int>(nr), 0));
+	std::vector<smbdirect_rdma_completion> got;
+	TRY(reap_n(s, nr, got));
+	TRY(check_completions(got, want));
+	TRY(queue_empty(s));
+
+	// Two slots: two transfers hold them until reaped, completed or not.
+	REQUIRE_OK(smbdirect_set_option(s, SMBDIRECT_OPT_RDMA_INFLIGHT, 2));
+	REQUIRE_OK(smbdirect_rdma_submit(s, a.data(), 2, 0));
+	int p = poll_fd(s, 0, step_ms);
+	REQUIRE(p > 0 && (p & POLLERR), "no POLLERR: %d", p);
+	int e = smbdirect_rdma_submit(s, a.data() + 2, 1, MSG_DONTWAIT);
+	REQUIRE(e == -EAGAIN, "a third transfer with two slots taken: %d", e);
+	got.clear();
+	TRY(reap_n(s, 2, got));
+	REQUIRE_OK(smbdirect_rdma_submit(s, a.data() + 2, 1, MSG_DONTWAIT));
+	got.clear();
+	TRY(reap_n(s, 1, got));
+	TRY(check_completions(got, { { 1002, part } }));
+	TRY(exchange(s, c, "written"));
+	REQUIRE(check_fill(r.buf.data, r.buf.size, 15) < 0, "data at the client");
+	return "";
+}
+
+// SMBDIRECT_DEREG_ASYNC: the id is gone at once, the completion comes
+// when the peer's access has ended; the pages are unpinned by then.
+Verdict case_deregister_async(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	long pin0 = vm_pin_kb();
+	for (int invalidate = 0; invalidate < 2; invalidate++) {
+		Registered r(64 * 1024);
+		uint32_t flags = SMBDIRECT_ACCESS_PEER_WRITE |
+				 (invalidate ? SMBDIRECT_REG_REMOTE_INVALIDATE : 0);
+		TRY(register_for_peer(c, s, r, flags));
+		REQUIRE(vm_pin_kb() - pin0 >= 64, "VmPin did not grow");
+		Buffer out(r.buf.size);
+		fill(out.data, out.size, 16);
+		struct iovec from = { out.data, out.size };
+		ssize_t w = smbdirect_rdma_v1_writev(s, &from, 1, r.d.data(),
+						     static_cast<uint32_t>(r.d.size()));
+		REQUIRE(w == static_cast<ssize_t>(out.size), "writev: %zd", w);
+		if (invalidate) {
+			// The framed "written", invalidating the client's token.
+			uint32_t be = htonl(7);
+			struct iovec msg[2] = { { &be, 4 }, { const_cast<char *>("written"), 7 } };
+			ssize_t n = smbdirect_send_with_invalidate(s, msg, 2, le32toh(r.d[0].token),
+								   MSG_NOSIGNAL);
+			REQUIRE(n == 11, "send_with_invalidate: %zd", n);
+			char buf[16];
+			REQUIRE(recv_msg(c, buf, sizeof(buf)) == 7, "written");
+		} else {
+			TRY(exchange(s, c, "written"));
+		}
+		uint64_t id = r.reg.id;
+		uint64_t cookie = 0xdead0000 + invalidate;
+		int state = smbdirect_rdma_v1_deregister_async(c, &r.reg, cookie);
+		REQUIRE(state == (invalidate ? SMBDIRECT_REG_STATE_REMOTE_INVALIDATED : 0),
+			"deregister_async: %d", state);
+		REQUIRE(r.reg.id == 0 && r.reg.desc == nullptr, "registration not zeroed");
+		struct smbdirect_rdma_v1_registration again = {};
+		again.id = id;
+		REQUIRE(smbdirect_rdma_v1_deregister(c, &again) == -ENOENT, "the id lives on");
+		std::vector<smbdirect_rdma_completion> got;
+		TRY(reap_n(c, 1, got));
+		TRY(check_completions(got, { { cookie, 64 * 1024 } }));
+		REQUIRE(vm_pin_kb() == pin0, "VmPin %ld after the completion, %ld before",
+			vm_pin_kb(), pin0);
+		REQUIRE(check_fill(r.buf.data, r.buf.size, 16) < 0, "data");
+		TRY(queue_empty(c));
+	}
+	return "";
+}
+
+// Completes once, noting what it got.
+struct Noted : sd::Pending {
+	int calls = 0;
+	sd::Completion got = {};
+	void complete(const sd::Completion &c) noexcept override
+	{
+		calls++;
+		got = c;
+	}
+};
+
+// C++: Registration::create(), RdmaQueue's submit_with_message, wait and
+// dispatch to sd::Pending, deregister_async() completing a Pending.
+Verdict case_cpp_async(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	Buffer a(128 * 1024);
+	REQUIRE(a.data, "mmap");
+	long pin0 = vm_pin_kb();
+	auto reg = sd::Registration::create(
+		c, std::span(reinterpret_cast<std::byte *>(a.data), a.size),
+		SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE);
+	REQUIRE(reg, "Registration::create: %s", reg.error().message().c_str());
+	REQUIRE(reg->length() == a.size, "length %" PRIu64, reg->length());
+	auto desc = reg->descriptors();
+	REQUIRE_OK(send_descriptors(c, desc.data(), static_cast<uint32_t>(desc.size())));
+	std::vector<sd::Descriptor> d;
+	REQUIRE(recv_descriptors(s, d) == static_cast<long>(desc.size()), "descriptors");
+
+	Buffer out(a.size);
+	fill(out.data, out.size, 17);
+	const size_t half = a.size / 2;
+	iovec local[2] = { { out.data, half }, { out.data + half, half } };
+	auto d1 = slice(d, 0, half), d2 = slice(d, half, half);
+	Noted w1, w2;
+	sd::Transfer tr[2] = { sd::write_transfer(w1.cookie(), std::span(&local[0], 1), d1),
+			       sd::write_transfer(w2.cookie(), std::span(&local[1], 1), d2) };
+	sd::RdmaQueue q(s);
+	auto lim = q.limit();
+	REQUIRE(lim && *lim == 64, "SMBDIRECT_OPT_RDMA_INFLIGHT: %s",
+		lim ? std::to_string(*lim).c_str() : lim.error().message().c_str());
+	const char reply[] = "\0\0\0\4done";
+	auto sent = q.submit_with_message(tr, std::as_bytes(std::span(reply, 8)), sd::token(d[0]));
+	REQUIRE(sent && *sent == 8, "submit_with_message: %s",
+		sent ? "short" : sent.error().message().c_str());
+	char buf[16];
+	REQUIRE(recv_msg(c, buf, sizeof(buf)) == 4, "reply");
+	REQUIRE(check_fill(a.data, a.size, 17) < 0, "data not there with the reply");
+	size_t total = 0;
+	while (total < 2) {
+		auto w = q.wait(step_ms);
+		REQUIRE(w && *w, "no completion: %s", w ? "timeout" : w.error().message().c_str());
+		auto n = q.dispatch();
+		REQUIRE(n, "dispatch: %s", n.error().message().c_str());
+		total += *n;
+	}
+	REQUIRE(total == 2 && w1.calls == 1 && w2.calls == 1, "dispatched %zu: %d, %d", total,
+		w1.calls, w2.calls);
+	REQUIRE(sd::outcome(w1.got).value_or(0) == half && sd::outcome(w2.got).value_or(0) == half,
+		"bytes %" PRIu64 " %" PRIu64, static_cast<uint64_t>(w1.got.bytes),
+		static_cast<uint64_t>(w2.got.bytes));
+
+	Noted dereg;
+	auto inv = reg->deregister_async(dereg);
+	REQUIRE(inv && *inv, "deregister_async: %s",
+		inv ? "the peer's invalidation not seen" : inv.error().message().c_str());
+	REQUIRE(!reg->live() && reg->descriptors().empty(), "still live");
+	sd::RdmaQueue cq(c);
+	auto w = cq.wait(step_ms);
+	REQUIRE(w && *w, "no deregistration completion");
+	auto n = cq.dispatch();
+	REQUIRE(n && *n == 1 && dereg.calls == 1, "deregistration completion");
+	REQUIRE(sd::outcome(dereg.got).value_or(0) == a.size, "its bytes: %" PRIu64,
+		static_cast<uint64_t>(dereg.got.bytes));
+	REQUIRE(vm_pin_kb() == pin0, "VmPin %ld, was %ld", vm_pin_kb(), pin0);
+	return "";
+}
+
+#ifdef SD_HAVE_LIBURING
+// io_uring: IORING_OP_SENDMSG with smbdirect_rdma_prep_msghdr(), then
+// IORING_OP_POLL_ADD (POLLERR) and IORING_OP_RECVMSG with MSG_ERRQUEUE,
+// parsed by smbdirect_rdma_completions().
+Verdict case_io_uring(const Target &t)
+{
+	int c, s;
+	TRY(pair(t, SOCK_STREAM, &c, &s));
+	Fd cf(c), sf(s);
+	const size_t part = 32 * 1024;
+	Registered r(2 * part);
+	TRY(register_for_peer(c, s, r, SMBDIRECT_ACCESS_PEER_WRITE));
+	Buffer out(r.buf.size);
+	fill(out.data, out.size, 18);
+	struct iovec iov[2] = { { out.data, part }, { out.data + part, part } };
+	auto d0 = slice(r.d, 0, part), d1 = slice(r.d, part, part);
+	struct smbdirect_rdma_args a[2];
+	smbdirect_rdma_prep_write(&a[0], 0x0e0, &iov[0], 1, d0.data(), static_cast<uint32_t>(d0.size()));
+	smbdirect_rdma_prep_write(&a[1], 0x0e1, &iov[1], 1, d1.data(), static_cast<uint32_t>(d1.size()));
+
+	struct io_uring ring;
+	int e = io_uring_queue_init(8, &ring, 0);
+	if (e == -ENOSYS || e == -EPERM)
+		return format("SKIP: io_uring_queue_init: %s", strerror(-e));
+	REQUIRE(e == 0, "io_uring_queue_init: %s", strerror(-e));
+	struct Exit {
+		struct io_uring *r;
+		~Exit()
+		{
+			io_uring_queue_exit(r);
+		}
+	} exit_ring{ &ring };
+	// One SQE at a time, its result.
+	auto run = [&](auto prep) -> int {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		prep(sqe);
+		if (io_uring_submit(&ring) != 1)
+			return -EIO;
+		struct io_uring_cqe *cqe;
+		int w = io_uring_wait_cqe(&ring, &cqe);
+		if (w)
+			return w;
+		int res = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		return res;
+	};
+
+	union {
+		struct cmsghdr align;
+		unsigned char bytes[2 * CMSG_SPACE(sizeof(struct smbdirect_rdma_args))];
+	} control;
+	REQUIRE(smbdirect_rdma_control_space(2) == sizeof(control.bytes), "control_space");
+	struct msghdr mh = {};
+	REQUIRE_OK(smbdirect_rdma_prep_msghdr(&mh, control.bytes, sizeof(control.bytes), a, 2));
+	e = run([&](struct io_uring_sqe *sqe) { io_uring_prep_sendmsg(sqe, s, &mh, MSG_NOSIGNAL); });
+	REQUIRE(e == 0, "IORING_OP_SENDMSG: %d (%s)", e, e < 0 ? strerror(-e) : "");
+
+	smbdirect_rdma_completion got[2];
+	unsigned int n = 0;
+	for (int round = 0; n < 2 && round < 20; round++) {
+		e = run([&](struct io_uring_sqe *sqe) { io_uring_prep_poll_add(sqe, s, POLLERR); });
+		REQUIRE(e > 0 && (e & POLLERR), "IORING_OP_POLL_ADD: %d", e);
+		union {
+			struct cmsghdr align;
+			unsigned char bytes[256];
+		} rc;
+		struct msghdr rh = {};
+		rh.msg_control = rc.bytes;
+		rh.msg_controllen = smbdirect_rdma_completion_space(2 - n);
+		REQUIRE(rh.msg_controllen <= sizeof(rc.bytes), "completion_space");
+		e = run([&](struct io_uring_sqe *sqe) { io_uring_prep_recvmsg(sqe, s, &rh, MSG_ERRQUEUE); });
+		if (e == -EAGAIN)
+			continue;
+		REQUIRE(e == 0, "IORING_OP_RECVMSG: %d (%s)", e, e < 0 ? strerror(-e) : "");
+		int k = smbdirect_rdma_completions(&rh, got + n, 2 - n);
+		REQUIRE(k > 0, "smbdirect_rdma_completions: %d", k);
+		n += static_cast<unsigned int>(k);
+	}
+	TRY(check_completions(std::vector<smbdirect_rdma_completion>(got, got + n),
+			      { { 0x0e0, part }, { 0x0e1, part } }));
+	TRY(exchange(s, c, "written"));
+	REQUIRE(check_fill(r.buf.data, r.buf.size, 18) < 0, "data at the client");
+	return "";
+}
+#endif
+
 // --- the runner --------------------------------------------------------------------
 
 struct Case {
@@ -1335,6 +1843,16 @@ std::vector<Case> all_cases()
 		{ "fork_child_registers", case_fork_child_registers, 60 },
 		{ "fork_registration_owner", case_fork_registration_owner, 60 },
 		{ "scm_rights", case_scm_rights, 60 },
+		{ "async_write", case_async_write, 60 },
+		{ "async_write_file", case_async_write_file, 60 },
+		{ "async_read", case_async_read, 60 },
+		{ "async_submit_msg_invalidate", case_async_submit_msg, 60 },
+		{ "async_many_poll_limit", case_async_many, 90 },
+		{ "async_deregister", case_deregister_async, 60 },
+		{ "cpp_async", case_cpp_async, 60 },
+#ifdef SD_HAVE_LIBURING
+		{ "io_uring", case_io_uring, 60 },
+#endif
 	};
 	for (const Target &t : targets)
 		for (const PerTarget &p : per)

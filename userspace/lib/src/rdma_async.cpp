@@ -1,19 +1,27 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// Asynchronous RDMA transfers: SMBDIRECT_CMSG_RDMA control messages on
-// sendmsg, completions from the error queue (uapi/linux/smbdirect.h).
+// Asynchronous RDMA: transfers submitted as SMBDIRECT_CMSG_RDMA control
+// messages of sendmsg(), completions read from the error queue as one
+// SMBDIRECT_CMSG_RDMA_COMPLETION, and deregistration without waiting
+// (SMBDIRECT_DEREG_ASYNC). The contract is in <linux/smbdirect.h>.
+//
+// 32-bit processes: the kernel translates their control messages (12-byte
+// headers, 4-byte alignment) to and from its own, so everything here uses
+// the CMSG_* macros of the process and copies the payloads with memcpy
+// (CMSG_DATA is only 4-aligned there, the structs hold __u64).
 #include "internal.h"
+#include "rdma_async.h"
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 
 using namespace sd::detail;
 
-static_assert(sizeof(struct smbdirect_rdma_args) == 64, "struct smbdirect_rdma_args");
-static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "struct smbdirect_rdma_completion");
+static_assert(sizeof(struct smbdirect_rdma_args) == 64, "one layout on every ABI");
+static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "one layout on every ABI");
+static_assert(sizeof(struct smbdirect_deregister) == 32, "size covers cookie");
 
 namespace
 {
@@ -25,36 +33,74 @@ void prep(struct smbdirect_rdma_args *a, uint64_t cookie, uint32_t op, const str
 	std::memset(a, 0, sizeof(*a));
 	a->cookie = cookie;
 	a->op = op;
-	a->iov = reinterpret_cast<uintptr_t>(iov);
-	a->iov_count = iov_count;
 	a->desc = reinterpret_cast<uintptr_t>(desc);
 	a->desc_count = desc_count;
+	a->iov = reinterpret_cast<uintptr_t>(iov);
+	a->iov_count = iov_count;
 	a->fd = -1;
 }
 
-// The control messages of nr transfers and, when token is set, the
-// remote invalidation, into control (aligned for struct cmsghdr).
-int build(struct msghdr *msg, void *control, size_t control_len,
-	  const struct smbdirect_rdma_args *args, unsigned int nr, const uint32_t *token) noexcept
+ssize_t sendmsg_errno(int fd, struct msghdr *msg, int flags) noexcept
 {
-	if (!msg || (!control && control_len) || (nr && !args))
+	ssize_t n = ::sendmsg(fd, msg, flags);
+	return n >= 0 ? n : neg_errno();
+}
+
+} // namespace
+
+namespace sd::detail
+{
+
+int check_transfer(const struct smbdirect_rdma_args &a) noexcept
+{
+	bool file = a.flags & SMBDIRECT_RDMA_F_FILE;
+	if ((a.op != SMBDIRECT_RDMA_READ && a.op != SMBDIRECT_RDMA_WRITE) ||
+	    (a.flags & ~uint32_t(SMBDIRECT_RDMA_F_FILE)) || a.reserved || !a.desc_count)
 		return -EINVAL;
+	if (file ? (a.op == SMBDIRECT_RDMA_READ || a.iov || a.iov_count || !a.length)
+		 : (!a.iov_count || a.length || a.offset))
+		return -EINVAL;
+	if (a.iov_count > SMBDIRECT_IOV_MAX || a.desc_count > SMBDIRECT_DESC_MAX)
+		return -EMSGSIZE;
+	if ((!file && !a.iov) || !a.desc)
+		return -EFAULT;
+	// A file descriptor is checked by the kernel (EBADF), a cookie by no one.
+	return 0;
+}
+
+int check_transfers(const struct smbdirect_rdma_args *args, unsigned int nr) noexcept
+{
 	if (nr > SMBDIRECT_RDMA_CMSG_MAX)
 		return -EINVAL;
-	if (reinterpret_cast<uintptr_t>(control) % alignof(struct cmsghdr))
-		return -EINVAL;
-	size_t need = smbdirect_rdma_control_space(nr) +
-		      (token ? CMSG_SPACE(sizeof(uint32_t)) : 0);
-	if (control_len < need)
-		return -ENOSPC;
-	if (!need) {
+	if (nr && !args)
+		return -EFAULT;
+	for (unsigned int i = 0; i < nr; i++) {
+		int err = check_transfer(args[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+size_t control_space(unsigned int nr, bool token) noexcept
+{
+	return nr * CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) +
+	       (token ? CMSG_SPACE(sizeof(uint32_t)) : 0);
+}
+
+void write_control(struct msghdr *msg, void *control, const struct smbdirect_rdma_args *args,
+		   unsigned int nr, const uint32_t *token) noexcept
+{
+	size_t len = control_space(nr, token);
+	if (!len) {
 		msg->msg_control = nullptr;
 		msg->msg_controllen = 0;
-		return 0;
+		return;
 	}
-	std::memset(control, 0, need);
+	// Zeroed: the padding the CMSG macros skip goes out as zeros.
+	std::memset(control, 0, len);
 	msg->msg_control = control;
-	msg->msg_controllen = need;
+	msg->msg_controllen = len;
 	struct cmsghdr *c = CMSG_FIRSTHDR(msg);
 	for (unsigned int i = 0; i < nr; i++) {
 		c->cmsg_level = SOL_SMBDIRECT;
@@ -69,36 +115,58 @@ int build(struct msghdr *msg, void *control, size_t control_len,
 		c->cmsg_len = CMSG_LEN(sizeof(*token));
 		std::memcpy(CMSG_DATA(c), token, sizeof(*token));
 	}
+}
+
+
+namespace
+{
+
+// Calls f(payload, count) for each SMBDIRECT_CMSG_RDMA_COMPLETION of msg;
+// 0, or -EBADMSG for a control message cut short or not whole completions.
+template <class F> int each_completion_cmsg(struct msghdr *m, F &&f) noexcept
+{
+	const size_t one = sizeof(struct smbdirect_rdma_completion);
+	const auto *end = static_cast<const unsigned char *>(m->msg_control) + m->msg_controllen;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+		const auto *start = reinterpret_cast<const unsigned char *>(h);
+		if (h->cmsg_len < CMSG_LEN(0) || h->cmsg_len > static_cast<size_t>(end - start))
+			return -EBADMSG;
+		if (h->cmsg_level != SOL_SMBDIRECT || h->cmsg_type != SMBDIRECT_CMSG_RDMA_COMPLETION)
+			continue;
+		size_t bytes = h->cmsg_len - CMSG_LEN(0);
+		if (bytes % one)
+			return -EBADMSG;
+		f(CMSG_DATA(h), bytes / one);
+	}
 	return 0;
 }
 
-ssize_t send(int fd, const struct smbdirect_rdma_args *args, unsigned int nr,
-	     const struct iovec *iov, int iov_count, const uint32_t *token, int flags) noexcept
+} // namespace
+
+int parse_completions(const struct msghdr *msg, struct smbdirect_rdma_completion *c,
+		      unsigned int max) noexcept
 {
-	if (fd < 0)
-		return -EBADF;
-	if (iov_count < 0 || (iov_count && !iov))
-		return -EINVAL;
-	if (nr > SMBDIRECT_RDMA_CMSG_MAX)
-		return -EINVAL;
-	// 64 transfers and a token: a little over 5 KiB, on the stack.
-	union {
-		struct cmsghdr align;
-		unsigned char bytes[CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) *
-					    SMBDIRECT_RDMA_CMSG_MAX +
-				    CMSG_SPACE(sizeof(uint32_t))];
-	} control;
-	struct msghdr msg = {};
-	msg.msg_iov = const_cast<struct iovec *>(iov);
-	msg.msg_iovlen = static_cast<size_t>(iov_count);
-	int err = build(&msg, control.bytes, sizeof(control.bytes), args, nr, token);
+	if (!msg->msg_control)
+		return 0;
+	// CMSG_NXTHDR takes a non-const msghdr; it only reads it.
+	struct msghdr *m = const_cast<struct msghdr *>(msg);
+	// Counted first: nothing is copied when they do not fit.
+	size_t total = 0;
+	int err = each_completion_cmsg(m, [&](const unsigned char *, size_t n) { total += n; });
 	if (err)
 		return err;
-	ssize_t n = ::sendmsg(fd, &msg, flags);
-	return n >= 0 ? n : neg_errno();
+	if (total > max)
+		return -ENOSPC;
+	size_t got = 0;
+	each_completion_cmsg(m, [&](const unsigned char *data, size_t n) {
+		if (n)
+			std::memcpy(c + got, data, n * sizeof(*c));
+		got += n;
+	});
+	return static_cast<int>(got);
 }
 
-} // namespace
+} // namespace sd::detail
 
 extern "C" {
 
@@ -130,23 +198,19 @@ void smbdirect_rdma_prep_write_file(struct smbdirect_rdma_args *a, uint64_t cook
 	a->length = length;
 }
 
-size_t smbdirect_rdma_control_space(unsigned int nr)
-{
-	return nr * CMSG_SPACE(sizeof(struct smbdirect_rdma_args));
-}
-
-int smbdirect_rdma_prep_msghdr(struct msghdr *msg, void *control, size_t control_len,
-			       const struct smbdirect_rdma_args *args, unsigned int nr)
-{
-	return build(msg, control, control_len, args, nr, nullptr);
-}
-
 int smbdirect_rdma_submit(int fd, const struct smbdirect_rdma_args *args, unsigned int nr,
 			  int flags)
 {
-	if (!nr || !args)
+	if (fd < 0)
+		return -EBADF;
+	if (nr == 0)
 		return -EINVAL;
-	ssize_t n = send(fd, args, nr, nullptr, 0, nullptr, flags);
+	int err = check_transfers(args, nr);
+	if (err)
+		return err;
+	ssize_t n = send_transfers(
+		[fd](struct msghdr *msg, int f) noexcept { return sendmsg_errno(fd, msg, f); },
+		args, nr, nullptr, 0, nullptr, flags);
 	return n < 0 ? static_cast<int>(n) : 0;
 }
 
@@ -154,7 +218,46 @@ ssize_t smbdirect_rdma_submit_msg(int fd, const struct smbdirect_rdma_args *args
 				  unsigned int nr, const struct iovec *msg, int msg_iovcnt,
 				  const uint32_t *invalidate_token, int flags)
 {
-	return send(fd, args, nr, msg, msg_iovcnt, invalidate_token, flags);
+	if (fd < 0)
+		return -EBADF;
+	if (msg_iovcnt < 0)
+		return -EINVAL;
+	int err = check_transfers(args, nr);
+	if (err)
+		return err;
+	if (msg_iovcnt > 0 && !msg)
+		return -EFAULT;
+	return send_transfers(
+		[fd](struct msghdr *m, int f) noexcept { return sendmsg_errno(fd, m, f); }, args,
+		nr, msg, msg_iovcnt, invalidate_token, flags);
+}
+
+size_t smbdirect_rdma_control_space(unsigned int nr)
+{
+	return nr > SMBDIRECT_RDMA_CMSG_MAX ? 0 : control_space(nr, false);
+}
+
+int smbdirect_rdma_prep_msghdr(struct msghdr *msg, void *control, size_t control_len,
+			       const struct smbdirect_rdma_args *args, unsigned int nr)
+{
+	if (!msg || !control || nr == 0)
+		return -EINVAL;
+	if (reinterpret_cast<uintptr_t>(control) % alignof(struct cmsghdr))
+		return -EINVAL;
+	int err = check_transfers(args, nr);
+	if (err)
+		return err;
+	if (control_len < control_space(nr, false))
+		return -ENOSPC;
+	write_control(msg, control, args, nr, nullptr);
+	return 0;
+}
+
+size_t smbdirect_rdma_completion_space(unsigned int max)
+{
+	if (max > completions_per_call)
+		max = completions_per_call;
+	return completion_space(max);
 }
 
 int smbdirect_rdma_completions(const struct msghdr *msg, struct smbdirect_rdma_completion *c,
@@ -162,44 +265,23 @@ int smbdirect_rdma_completions(const struct msghdr *msg, struct smbdirect_rdma_c
 {
 	if (!msg || (max && !c))
 		return -EINVAL;
-	unsigned int got = 0;
-	// CMSG_NXTHDR takes a non-const msghdr; it does not change it.
-	struct msghdr *m = const_cast<struct msghdr *>(msg);
-	for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
-		if (h->cmsg_level != SOL_SMBDIRECT || h->cmsg_type != SMBDIRECT_CMSG_RDMA_COMPLETION)
-			continue;
-		size_t bytes = h->cmsg_len - CMSG_LEN(0);
-		if (bytes % sizeof(*c))
-			return -EBADMSG;
-		size_t n = bytes / sizeof(*c);
-		if (n > max - got)
-			return -ENOSPC;
-		std::memcpy(c + got, CMSG_DATA(h), n * sizeof(*c));
-		got += static_cast<unsigned int>(n);
-	}
-	return static_cast<int>(got);
+	return parse_completions(msg, c, max);
 }
 
 int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c, unsigned int max)
 {
 	if (fd < 0)
 		return -EBADF;
-	if (!max || !c)
+	if (!c || max == 0)
 		return -EINVAL;
-	if (max > 256)
-		max = 256;	// what the kernel returns per call
-	union {
-		struct cmsghdr align;
-		unsigned char bytes[CMSG_SPACE(256 * sizeof(struct smbdirect_rdma_completion))];
-	} control;
-	struct msghdr msg = {};
-	msg.msg_control = control.bytes;
-	msg.msg_controllen = CMSG_SPACE(max * sizeof(*c));
-	if (::recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
-		int err = neg_errno();
-		return err == -EAGAIN || err == -EWOULDBLOCK ? 0 : err;
-	}
-	return smbdirect_rdma_completions(&msg, c, max);
+	if (max > completions_per_call)
+		max = completions_per_call;
+	return reap_completions(
+		[fd](struct msghdr *msg, int flags) noexcept -> ssize_t {
+			ssize_t n = ::recvmsg(fd, msg, flags);
+			return n >= 0 ? n : neg_errno();
+		},
+		c, max);
 }
 
 int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registration *reg,
@@ -207,21 +289,17 @@ int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registra
 {
 	if (!reg)
 		return -EINVAL;
-	uint64_t id = reg->id;
-	std::free(reg->desc);
-	std::memset(reg, 0, sizeof(*reg));
-	if (fd < 0)
-		return -EBADF;
-	if (id == 0)
-		return -ENOENT;
-	struct smbdirect_deregister d = {};
-	d.size = sizeof(d);
-	d.flags = SMBDIRECT_DEREG_ASYNC;
-	d.id = id;
-	d.cookie = cookie;
-	if (::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d))
-		return neg_errno();
-	return static_cast<int>(d.state & 0x7fffffff);
+	if (fd < 0 || reg->id == 0) {
+		std::free(reg->desc);
+		std::memset(reg, 0, sizeof(*reg));
+		// Ids are never 0: a zeroed registration is no registration.
+		return fd < 0 ? -EBADF : -ENOENT;
+	}
+	return deregister_async(
+		[fd](struct smbdirect_deregister &d) noexcept {
+			return ::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d) ? neg_errno() : 0;
+		},
+		reg, cookie);
 }
 
 } // extern "C"

@@ -166,79 +166,6 @@ ssize_t smbdirect_rdma_v1_writev(int fd, const struct iovec *iov, int iov_count,
 				 const struct smbdirect_buffer_descriptor_v1 *desc,
 				 uint32_t desc_count);
 
-/* --- RDMA: asynchronous transfers ---------------------------------------- */
-
-/*
- * Many transfers in flight per socket, none blocking (uapi/linux/
- * smbdirect.h, "Asynchronous RDMA"; smbdirect_rdma_submit(3)). The prep
- * calls fill one struct smbdirect_rdma_args: RDMA WRITE from iov (an SMB2
- * READ on a server), RDMA READ into iov (an SMB2 WRITE), or RDMA WRITE of
- * length bytes at offset of the regular file fd, from its page cache
- * without a copy. iov and desc must stay valid until the submit call
- * returns; the memory iov points to until the transfer's completion.
- */
-void smbdirect_rdma_prep_write(struct smbdirect_rdma_args *a, uint64_t cookie,
-			       const struct iovec *iov, unsigned int iov_count,
-			       const struct smbdirect_buffer_descriptor_v1 *desc,
-			       uint32_t desc_count);
-void smbdirect_rdma_prep_read(struct smbdirect_rdma_args *a, uint64_t cookie,
-			      const struct iovec *iov, unsigned int iov_count,
-			      const struct smbdirect_buffer_descriptor_v1 *desc,
-			      uint32_t desc_count);
-void smbdirect_rdma_prep_write_file(struct smbdirect_rdma_args *a, uint64_t cookie, int fd,
-				    uint64_t offset, uint64_t length,
-				    const struct smbdirect_buffer_descriptor_v1 *desc,
-				    uint32_t desc_count);
-
-/*
- * Submits nr (1 .. SMBDIRECT_RDMA_CMSG_MAX) transfers, all or none: 0 or
- * -errno (-EAGAIN with MSG_DONTWAIT when the socket holds
- * SMBDIRECT_OPT_RDMA_INFLIGHT transfers).
- */
-int smbdirect_rdma_submit(int fd, const struct smbdirect_rdma_args *args, unsigned int nr,
-			  int flags);
-
-/*
- * Transfers (nr may be 0), then one message, in one sendmsg: every RDMA
- * WRITE reaches the peer's memory before the message (a server's SMB2
- * READ response right behind its data). invalidate_token, when not NULL,
- * goes with the message as SEND_WITH_INVALIDATE. Returns what send()
- * would (bytes of the message), or -errno.
- */
-ssize_t smbdirect_rdma_submit_msg(int fd, const struct smbdirect_rdma_args *args,
-				  unsigned int nr, const struct iovec *msg, int msg_iovcnt,
-				  const uint32_t *invalidate_token, int flags);
-
-/*
- * Reaps up to max completions (at most 256 per call) without blocking:
- * how many (0 when none waits), or -errno. poll() reports POLLERR on the
- * socket while one waits.
- */
-int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c, unsigned int max);
-
-/*
- * For io_uring (IORING_OP_SENDMSG, IORING_OP_RECVMSG with MSG_ERRQUEUE):
- * the control space nr transfers take; filling msg's control with them
- * (control aligned for struct cmsghdr; -ENOSPC if control_len is short);
- * and the completions a MSG_ERRQUEUE recvmsg returned in msg (how many,
- * -ENOSPC if more than max).
- */
-size_t smbdirect_rdma_control_space(unsigned int nr);
-int smbdirect_rdma_prep_msghdr(struct msghdr *msg, void *control, size_t control_len,
-			       const struct smbdirect_rdma_args *args, unsigned int nr);
-int smbdirect_rdma_completions(const struct msghdr *msg, struct smbdirect_rdma_completion *c,
-			       unsigned int max);
-
-/*
- * Deregisters without waiting for the invalidation: *reg is freed and
- * zeroed at once; a completion with cookie (status 0, bytes the
- * registered length) reaches the error queue once the peer's access has
- * ended, and the memory must not be reused before. Returns the
- * SMBDIRECT_REG_STATE_* bits or -errno, as smbdirect_rdma_v1_deregister().
- */
-int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registration *reg,
-				       uint64_t cookie);
-
 /* --- send with remote invalidation ---------------------------------------- */
 
 /* Room for the control message: CMSG_SPACE(sizeof(uint32_t)). */
@@ -259,6 +186,112 @@ int smbdirect_cmsg_invalidate(struct msghdr *msg, void *control,
 ssize_t smbdirect_send_with_invalidate(int fd, const struct iovec *iov,
 				       int iov_count, uint32_t token,
 				       int msg_flags);
+
+/* --- asynchronous RDMA (SMBDIRECT_CMSG_RDMA) ------------------------------- */
+
+/*
+ * Many transfers in flight on one socket, none blocking (see "Asynchronous
+ * RDMA" in <linux/smbdirect.h>). A transfer is described by a struct
+ * smbdirect_rdma_args (prepared by the smbdirect_rdma_prep_*() calls),
+ * submitted with sendmsg() control messages, and completes exactly once
+ * with its cookie: a struct smbdirect_rdma_completion on the socket's
+ * error queue (poll reports POLLERR while one waits), reaped with
+ * smbdirect_rdma_reap(). The memory (or file range) of a transfer must stay
+ * as it is until its completion has been reaped. io_uring users build the
+ * sendmsg with smbdirect_rdma_prep_msghdr() and parse what a recvmsg with
+ * MSG_ERRQUEUE returned with smbdirect_rdma_completions().
+ */
+
+/*
+ * Fill *a for an RDMA WRITE of the local segments iov into the peer's
+ * descriptors desc (an SMB2 READ on a server), an RDMA READ of them into
+ * iov (an SMB2 WRITE), or an RDMA WRITE of length bytes at offset of the
+ * regular file open for reading at fd (SMBDIRECT_RDMA_F_FILE: from its page
+ * cache, no copy through user space). Only pointers are stored: iov, desc
+ * (and the file) must stay valid until submission, the memory they name
+ * until the completion. Nothing is checked here; submission checks.
+ */
+void smbdirect_rdma_prep_write(struct smbdirect_rdma_args *a, uint64_t cookie,
+			       const struct iovec *iov, unsigned int iov_count,
+			       const struct smbdirect_buffer_descriptor_v1 *desc,
+			       uint32_t desc_count);
+void smbdirect_rdma_prep_read(struct smbdirect_rdma_args *a, uint64_t cookie,
+			      const struct iovec *iov, unsigned int iov_count,
+			      const struct smbdirect_buffer_descriptor_v1 *desc,
+			      uint32_t desc_count);
+void smbdirect_rdma_prep_write_file(struct smbdirect_rdma_args *a, uint64_t cookie,
+				    int fd, uint64_t offset, uint64_t length,
+				    const struct smbdirect_buffer_descriptor_v1 *desc,
+				    uint32_t desc_count);
+
+/*
+ * Submit nr (1 .. SMBDIRECT_RDMA_CMSG_MAX) transfers in one sendmsg(), all
+ * or none. flags: sendmsg flags, MSG_DONTWAIT (-EAGAIN instead of waiting
+ * for a slot of SMBDIRECT_OPT_RDMA_INFLIGHT) and MSG_NOSIGNAL (no SIGPIPE
+ * with -EPIPE). Returns 0.
+ */
+int smbdirect_rdma_submit(int fd, const struct smbdirect_rdma_args *args,
+			  unsigned int nr, int flags);
+
+/*
+ * nr transfers (0 .. SMBDIRECT_RDMA_CMSG_MAX) and then one message, the
+ * msg_iovcnt segments at msg, in one sendmsg(): every RDMA WRITE reaches
+ * the peer's memory before the message (an SMB2 READ response right behind
+ * its data). invalidate_token, if not NULL, sends the message with
+ * SEND_WITH_INVALIDATE of that token of the peer (host order,
+ * le32toh(desc.token)). Returns the message bytes taken, as send() does.
+ */
+ssize_t smbdirect_rdma_submit_msg(int fd, const struct smbdirect_rdma_args *args,
+				  unsigned int nr, const struct iovec *msg,
+				  int msg_iovcnt, const uint32_t *invalidate_token,
+				  int flags);
+
+/*
+ * Reap up to max waiting completions (at most 256 per call) into c;
+ * never blocks. Returns how many (0 when none waits).
+ */
+int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c,
+			unsigned int max);
+
+/*
+ * For io_uring (IORING_OP_SENDMSG): bytes of msg_control that nr
+ * transfers take, nr * CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) (0
+ * for nr above SMBDIRECT_RDMA_CMSG_MAX), and the control messages of nr
+ * transfers written to control (aligned for struct cmsghdr), with
+ * msg->msg_control and msg_controllen pointed at them; msg_iov is left
+ * alone. The transfers are checked as smbdirect_rdma_submit() checks
+ * them. Returns 0.
+ */
+size_t smbdirect_rdma_control_space(unsigned int nr);
+int smbdirect_rdma_prep_msghdr(struct msghdr *msg, void *control,
+			       size_t control_len,
+			       const struct smbdirect_rdma_args *args,
+			       unsigned int nr);
+
+/*
+ * For io_uring (IORING_OP_RECVMSG with MSG_ERRQUEUE): the msg_controllen
+ * that lets the kernel return up to max completions (a 32-bit process
+ * needs a little more than CMSG_SPACE()), and the completions in the
+ * control messages of a msghdr such a recvmsg filled in, copied to c.
+ * Returns how many; -ENOSPC (nothing copied) if more than max are there.
+ */
+size_t smbdirect_rdma_completion_space(unsigned int max);
+int smbdirect_rdma_completions(const struct msghdr *msg,
+			       struct smbdirect_rdma_completion *c,
+			       unsigned int max);
+
+/*
+ * smbdirect_rdma_v1_deregister() without waiting for the invalidation
+ * (SMBDIRECT_DEREG_ASYNC): the id is gone at once; one completion with
+ * cookie (bytes the registered length; status 0, or the connection's
+ * error when it ended first) reaches the error queue when the peer's
+ * access has ended, and only then may the memory be reused. Returns the
+ * SMBDIRECT_REG_STATE_* bits. As smbdirect_rdma_v1_deregister() does, it
+ * frees reg->desc and zeroes *reg whatever the result.
+ */
+int smbdirect_rdma_v1_deregister_async(int fd,
+				       struct smbdirect_rdma_v1_registration *reg,
+				       uint64_t cookie);
 
 /* --- RDMA-capable interfaces (SMB3 multichannel) ---------------------------- */
 

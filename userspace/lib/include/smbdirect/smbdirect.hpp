@@ -13,6 +13,9 @@
 //  - Socket and Listener own a file descriptor (move-only, closed by the
 //    destructor); Registration owns a registration of memory for the peer
 //    and deregisters it in its destructor.
+//  - RdmaQueue submits asynchronous RDMA transfers on a socket it names by
+//    fd (it owns nothing) and reaps their completions, handing each to a
+//    callback or to the Pending object whose address is its cookie.
 //  - A Registration names its socket by fd and must not outlive it (destroy
 //    it, or call deregister(), before closing the socket). If the fd was
 //    closed and reused meanwhile, the Registration notices (the socket's
@@ -35,6 +38,7 @@
 #include <netinet/in.h>
 #include <new>
 #include <optional>
+#include <poll.h>
 #include <span>
 #include <string>
 #include <sys/stat.h>
@@ -337,6 +341,7 @@ struct Options {
 };
 
 class Socket;
+class Pending;
 
 // --- registrations -------------------------------------------------------------------
 
@@ -392,6 +397,50 @@ class Registration {
 		return remote_invalidated_;
 	}
 
+	// Registers memory of the socket fd for the peer, without an
+	// sd::Socket: access as for Socket::register_memory().
+	static Result<Registration> create(int fd, std::span<const iovec> iov,
+					   uint32_t access) noexcept
+	{
+		smbdirect_rdma_v1_registration reg;
+		int r = smbdirect_rdma_v1_register(fd, iov.data(), static_cast<int>(iov.size()),
+						   access, &reg);
+		if (r < 0)
+			return fail(r);
+		return Registration(fd, reg);
+	}
+	static Result<Registration> create(int fd, std::span<std::byte> buffer,
+					   uint32_t access) noexcept
+	{
+		iovec v = detail::byte_iovec(buffer);
+		return create(fd, std::span<const iovec>(&v, 1), access);
+	}
+
+	// Ends the registration without waiting for the invalidation
+	// (SMBDIRECT_DEREG_ASYNC): the descriptors are gone at once, and one
+	// completion with cookie (bytes length(); status 0, or the
+	// connection's error if it ended first) reaches the socket's error
+	// queue (RdmaQueue) once the peer's access has ended; only then may
+	// the memory be reused. true if the peer had already invalidated it.
+	// The registration is gone from the object whatever the result, as
+	// with deregister().
+	Result<bool> deregister_async(uint64_t cookie) noexcept
+	{
+		if (!reg_.id && !reg_.desc)
+			return fail(ENOENT);
+		if (inode_ && detail::socket_inode(fd_) != inode_) {
+			forget();
+			return fail(EBADF);
+		}
+		int r = smbdirect_rdma_v1_deregister_async(fd_, &reg_, cookie);
+		if (r < 0)
+			return fail(r);
+		remote_invalidated_ = r & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
+		return remote_invalidated_;
+	}
+	// The same, completing p (see Pending).
+	inline Result<bool> deregister_async(Pending &p) noexcept;
+
 	// Hands the registration to C code; this object forgets it.
 	smbdirect_rdma_v1_registration release() noexcept
 	{
@@ -422,6 +471,15 @@ class Registration {
 	std::span<const Descriptor> descriptors() const noexcept
 	{
 		return { reg_.desc, reg_.desc ? reg_.desc_count : 0 };
+	}
+	// The bytes registered: what an asynchronous deregistration's
+	// completion reports.
+	uint64_t length() const noexcept
+	{
+		uint64_t n = 0;
+		for (const Descriptor &d : descriptors())
+			n += le32toh(d.length);
+		return n;
 	}
 	// After deregister(): whether the peer had invalidated it.
 	bool remote_invalidated() const noexcept
@@ -462,6 +520,207 @@ class Registration {
 	pid_t pid_ = 0;
 	smbdirect_rdma_v1_registration reg_ = {};
 	bool remote_invalidated_ = false;
+};
+
+// --- asynchronous RDMA ---------------------------------------------------------------
+
+// A transfer to submit (smbdirect_rdma_prep_*()) and its completion.
+using Transfer = smbdirect_rdma_args;
+using Completion = smbdirect_rdma_completion;
+
+// RDMA WRITE of local into the peer's remote descriptors (an SMB2 READ),
+// RDMA READ of them into local (an SMB2 WRITE), RDMA WRITE of length
+// bytes at offset of the file open for reading at file_fd. The arrays are
+// read at submission, the memory (file range) until the completion.
+inline Transfer write_transfer(uint64_t cookie, std::span<const iovec> local,
+			       std::span<const Descriptor> remote) noexcept
+{
+	Transfer t;
+	smbdirect_rdma_prep_write(&t, cookie, local.data(), static_cast<unsigned int>(local.size()),
+				  remote.data(), static_cast<uint32_t>(remote.size()));
+	return t;
+}
+inline Transfer read_transfer(uint64_t cookie, std::span<const iovec> local,
+			      std::span<const Descriptor> remote) noexcept
+{
+	Transfer t;
+	smbdirect_rdma_prep_read(&t, cookie, local.data(), static_cast<unsigned int>(local.size()),
+				 remote.data(), static_cast<uint32_t>(remote.size()));
+	return t;
+}
+inline Transfer file_write_transfer(uint64_t cookie, int file_fd, uint64_t offset,
+				    uint64_t length, std::span<const Descriptor> remote) noexcept
+{
+	Transfer t;
+	smbdirect_rdma_prep_write_file(&t, cookie, file_fd, offset, length, remote.data(),
+				       static_cast<uint32_t>(remote.size()));
+	return t;
+}
+
+// A completion as a result: the bytes moved, or the transfer's error.
+inline Result<uint64_t> outcome(const Completion &c) noexcept
+{
+	if (c.status < 0)
+		return fail(c.status);
+	return c.bytes;
+}
+
+// Something waiting for one completion, found by its cookie: its own
+// address (cookie()). RdmaQueue::dispatch() calls complete() once the
+// completion is reaped; the object must live until then. Every cookie on
+// a socket that is dispatched must be one of these.
+class Pending {
+    public:
+	uint64_t cookie() const noexcept
+	{
+		return reinterpret_cast<uintptr_t>(this);
+	}
+	static Pending *from_cookie(uint64_t cookie) noexcept
+	{
+		return reinterpret_cast<Pending *>(static_cast<uintptr_t>(cookie));
+	}
+	virtual void complete(const Completion &c) noexcept = 0;
+
+    protected:
+	Pending() noexcept = default;
+	Pending(const Pending &) = delete;
+	Pending &operator=(const Pending &) = delete;
+	~Pending() = default;
+};
+
+inline Result<bool> Registration::deregister_async(Pending &p) noexcept
+{
+	return deregister_async(p.cookie());
+}
+
+// Asynchronous RDMA on a socket it names by fd (owns nothing; the socket
+// must outlive the transfers' completions being reaped). Submission blocks
+// only for a slot of SMBDIRECT_OPT_RDMA_INFLIGHT (not with MSG_DONTWAIT or
+// on a non-blocking socket: EAGAIN); reaping never blocks. Completions
+// wait on the socket's error queue: poll() reports POLLERR meanwhile.
+class RdmaQueue {
+    public:
+	// Completions reaped per system call by reap_each() and dispatch().
+	static constexpr size_t batch = 64;
+
+	RdmaQueue() noexcept = default;
+	explicit RdmaQueue(int fd) noexcept : fd_(fd)
+	{
+	}
+	int fd() const noexcept
+	{
+		return fd_;
+	}
+
+	// Up to SMBDIRECT_RDMA_CMSG_MAX transfers, all or none.
+	Result<void> submit(std::span<const Transfer> transfers,
+			    int flags = MSG_NOSIGNAL) const noexcept
+	{
+		return detail::check(smbdirect_rdma_submit(
+			fd_, transfers.data(), static_cast<unsigned int>(transfers.size()), flags));
+	}
+	Result<void> submit(const Transfer &transfer, int flags = MSG_NOSIGNAL) const noexcept
+	{
+		return submit(std::span<const Transfer>(&transfer, 1), flags);
+	}
+
+	// The transfers and then one message in one sendmsg(): the RDMA WRITEs
+	// reach the peer's memory before it sees the message (an SMB2 READ
+	// response right behind its data), optionally with SEND_WITH_INVALIDATE
+	// of the peer's token (host order, sd::token()). The message bytes taken.
+	Result<size_t> submit_with_message(std::span<const Transfer> transfers,
+					   std::span<const iovec> message,
+					   std::optional<uint32_t> invalidate_token = std::nullopt,
+					   int flags = MSG_NOSIGNAL) const noexcept
+	{
+		return detail::bytes(smbdirect_rdma_submit_msg(
+			fd_, transfers.data(), static_cast<unsigned int>(transfers.size()),
+			message.data(), static_cast<int>(message.size()),
+			invalidate_token ? &*invalidate_token : nullptr, flags));
+	}
+	Result<size_t> submit_with_message(std::span<const Transfer> transfers,
+					   std::span<const std::byte> message,
+					   std::optional<uint32_t> invalidate_token = std::nullopt,
+					   int flags = MSG_NOSIGNAL) const noexcept
+	{
+		iovec v = detail::byte_iovec(message);
+		return submit_with_message(transfers, std::span<const iovec>(&v, 1),
+					   invalidate_token, flags);
+	}
+
+	// Completions waiting, into out (at most 256 a call): how many, 0 when
+	// none waits.
+	Result<size_t> reap(std::span<Completion> out) const noexcept
+	{
+		int n = smbdirect_rdma_reap(fd_, out.data(),
+					    static_cast<unsigned int>(out.size()));
+		if (n < 0)
+			return fail(n);
+		return static_cast<size_t>(n);
+	}
+
+	// Reaps every completion waiting and calls f(const Completion &) for
+	// each, in completion order; how many. f must not throw (the rest of a
+	// batch reaped already would be lost).
+	template <class F> Result<size_t> reap_each(F &&f) const
+	{
+		Completion c[batch];
+		size_t total = 0;
+		for (;;) {
+			auto n = reap(c);
+			if (!n && total == 0)
+				return fail(n.error());
+			if (!n) // reported by the next call
+				return total;
+			for (size_t i = 0; i < *n; i++)
+				f(static_cast<const Completion &>(c[i]));
+			total += *n;
+			if (*n < batch)
+				return total;
+		}
+	}
+
+	// reap_each() handing each completion to the Pending its cookie names.
+	Result<size_t> dispatch() const noexcept
+	{
+		return reap_each([](const Completion &c) noexcept {
+			Pending::from_cookie(c.cookie)->complete(c);
+		});
+	}
+
+	// Waits up to timeout_ms (-1: forever) for a completion: true if one
+	// waits; false after the timeout, or at once when the connection is
+	// over (POLLHUP) and none waits.
+	Result<bool> wait(int timeout_ms) const noexcept
+	{
+		if (fd_ < 0) // poll() would ignore it, and wait the whole time
+			return fail(EBADF);
+		struct pollfd p = { fd_, 0, 0 }; // POLLERR needs no asking
+		int r = ::poll(&p, 1, timeout_ms);
+		if (r < 0)
+			return fail(detail::last_errno());
+		if (r > 0 && (p.revents & POLLNVAL))
+			return fail(EBADF);
+		return r > 0 && (p.revents & POLLERR);
+	}
+
+	// SMBDIRECT_OPT_RDMA_INFLIGHT: transfers submitted and not yet reaped
+	// that the socket holds (1 .. SMBDIRECT_RDMA_INFLIGHT_MAX, default 64).
+	Result<void> set_limit(uint32_t transfers) const noexcept
+	{
+		return detail::check(smbdirect_set_option(fd_, SMBDIRECT_OPT_RDMA_INFLIGHT, transfers));
+	}
+	Result<uint32_t> limit() const noexcept
+	{
+		uint32_t v = 0;
+		int r = smbdirect_get_option(fd_, SMBDIRECT_OPT_RDMA_INFLIGHT, &v);
+		if (r < 0)
+			return fail(r);
+		return v;
+	}
+
+    private:
+	int fd_ = -1;
 };
 
 // --- sockets --------------------------------------------------------------------------
@@ -683,6 +942,12 @@ class Socket {
 	{
 		iovec v = detail::byte_iovec(local);
 		return rdma_write(std::span<const iovec>(&v, 1), remote);
+	}
+
+	// Asynchronous RDMA on this socket (which must outlive it).
+	RdmaQueue rdma_queue() const noexcept
+	{
+		return RdmaQueue(fd_);
 	}
 
     private:

@@ -122,10 +122,13 @@ static long vm_pin_kb(void)
 	return kb;
 }
 
-/* Registers len bytes at buf for the peer to write; returns the id or 0. */
-static __u64 register_buf(int fd, void *buf, size_t len)
+/*
+ * Registers len bytes at buf for the peer to write; returns the id or 0,
+ * the descriptors (room for 8) in d.
+ */
+static __u64 register_buf(int fd, void *buf, size_t len,
+			  struct smbdirect_buffer_descriptor_v1 *d, __u32 *nd)
 {
-	struct smbdirect_buffer_descriptor_v1 d[8];
 	struct iovec iov = { buf, len };
 	struct smbdirect_register r = {
 		.size = sizeof(r), .flags = SMBDIRECT_ACCESS_PEER_WRITE,
@@ -133,7 +136,77 @@ static __u64 register_buf(int fd, void *buf, size_t len)
 		.desc_count = 8, .desc = (uintptr_t)d,
 	};
 
-	return ioctl(fd, SMBDIRECT_IOC_REGISTER, &r) ? 0 : r.id;
+	if (ioctl(fd, SMBDIRECT_IOC_REGISTER, &r))
+		return 0;
+	*nd = r.desc_count;
+	return r.id;
+}
+
+#define NXFER 32
+
+/*
+ * NXFER asynchronous RDMA WRITEs of 32 KiB each from src into the first
+ * descriptor's bytes (at least 1 MiB): one sendmsg.
+ */
+static int submit_writes(int fd, char *src, const struct smbdirect_buffer_descriptor_v1 *d0)
+{
+	static struct smbdirect_buffer_descriptor_v1 d[NXFER];
+	static struct iovec iov[NXFER];
+	static char ctl[NXFER * CMSG_SPACE(sizeof(struct smbdirect_rdma_args))]
+		__attribute__((aligned(8)));
+	struct msghdr mh = { .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct smbdirect_rdma_args a;
+	struct cmsghdr *cm;
+	int i;
+
+	memset(ctl, 0, sizeof(ctl));
+	cm = CMSG_FIRSTHDR(&mh);
+	for (i = 0; i < NXFER; i++, cm = CMSG_NXTHDR(&mh, cm)) {
+		d[i] = *d0;
+		d[i].offset = htole64(le64toh(d0->offset) + i * 32768);
+		d[i].length = htole32(32768);
+		iov[i] = (struct iovec){ src + i * 32768, 32768 };
+		memset(&a, 0, sizeof(a));
+		a.cookie = 900 + i;
+		a.op = SMBDIRECT_RDMA_WRITE;
+		a.iov = (uintptr_t)&iov[i];
+		a.iov_count = 1;
+		a.desc = (uintptr_t)&d[i];
+		a.desc_count = 1;
+		cm->cmsg_level = SOL_SMBDIRECT;
+		cm->cmsg_type = SMBDIRECT_CMSG_RDMA;
+		cm->cmsg_len = CMSG_LEN(sizeof(a));
+		memcpy(CMSG_DATA(cm), &a, sizeof(a));
+	}
+	return sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* Reaps every completion waiting: how many, each cookie's count in seen. */
+static int reap_writes(int fd, int *seen, int *ok)
+{
+	struct smbdirect_rdma_completion c[NXFER];
+	char ctl[CMSG_SPACE(sizeof(c))] __attribute__((aligned(8)));
+	int got = 0, n, i;
+
+	for (;;) {
+		struct msghdr mh = { .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		struct cmsghdr *cm;
+
+		if (recvmsg(fd, &mh, MSG_ERRQUEUE) < 0)
+			return errno == EAGAIN ? got : -errno;
+		cm = CMSG_FIRSTHDR(&mh);
+		if (!cm || cm->cmsg_type != SMBDIRECT_CMSG_RDMA_COMPLETION)
+			return -EBADMSG;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(c[0]);
+		memcpy(c, CMSG_DATA(cm), n * sizeof(c[0]));
+		for (i = 0; i < n; i++) {
+			if (c[i].cookie >= 900 && c[i].cookie < 900 + NXFER)
+				seen[c[i].cookie - 900]++;
+			if (!c[i].status && c[i].bytes == 32768)
+				(*ok)++;
+		}
+		got += n;
+	}
 }
 
 static int wait_done(struct blocked *b, int ms)
@@ -156,7 +229,10 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 	char cmd[128], b;
 	int port, r, i, ev;
 	long t0, pin0;
-	void *reg_mem;
+	struct smbdirect_buffer_descriptor_v1 d[8];
+	int seen[NXFER] = { 0 }, ok = 0, got;
+	void *reg_mem, *src;
+	__u32 nd = 0;
 	__u64 id;
 
 	self->fds[0] = sd_listen_type(&variant->t, SOCK_STREAM, 4, &port);
@@ -173,9 +249,16 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 	reg_mem = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, reg_mem);
 	memset(reg_mem, 1, 1 << 20);
-	id = register_buf(self->fds[3], reg_mem, 1 << 20);
+	id = register_buf(self->fds[3], reg_mem, 1 << 20, d, &nd);
 	ASSERT_NE(0ULL, id) TH_LOG("REGISTER: %s", strerror(errno));
 	EXPECT_EQ(pin0 + 1024, vm_pin_kb());
+	/* The other end keeps asynchronous RDMA WRITEs into it going. */
+	ASSERT_LE(1U, nd);
+	ASSERT_LE(1U << 20, le32toh(d[0].length));
+	src = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	memset(src, 2, 1 << 20);
+	ASSERT_EQ(0, submit_writes(self->fds[4], src, &d[0]));
 
 	/* One side blocked in recv, another streaming into a peer that does not read. */
 	rx.fd = self->fds[3];
@@ -206,6 +289,19 @@ TEST_F_TIMEOUT(dev, link_deleted_under_live_connections, 240)
 	EXPECT_GT(0, tx.ret);
 	EXPECT_NE(-ETIMEDOUT, tx.ret);
 	EXPECT_NE(-EAGAIN, rx.ret);
+
+	/*
+	 * Every transfer completed exactly once, those the device had not
+	 * done with an error, and stays to be reaped.
+	 */
+	got = reap_writes(self->fds[4], seen, &ok);
+	EXPECT_EQ(NXFER, got) TH_LOG("completions reaped after the removal");
+	for (r = 0, i = 0; i < NXFER; i++)
+		if (seen[i] != 1 && !r++)
+			TH_LOG("cookie %d completed %d times", 900 + i, seen[i]);
+	EXPECT_EQ(0, r) TH_LOG("%d cookies not completed exactly once", r);
+	TH_LOG("%d of %d transfers had completed before the device went", ok, NXFER);
+	munmap(src, 1 << 20);
 
 	/* Teardown released the registration with the device's resources. */
 	EXPECT_EQ(pin0, vm_pin_kb()) TH_LOG("pages still pinned after the device went");

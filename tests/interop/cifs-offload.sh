@@ -5,7 +5,7 @@
 # smbdirect-example-smb2-server (userspace/examples, libsmbdirect only)
 # serves a directory; `mount -t cifs -o rdma` mounts it over rxe (RoCE,
 # 10.77.0.1, SMB 3.1.1 as guest) and siw (iWARP, 10.77.0.2, SMB 3.0.2 with
-# user and password); files of 1 MiB and 8 MiB are written through the
+# user and password); files of 1 MiB and 4 MiB are written through the
 # mount (dd through the page cache and with oflag=direct), read back
 # (after dropping the caches, and with iflag=direct), compared by sha256
 # with the server's files and the sources; ls, mv, rm; umount. cifs.ko
@@ -23,7 +23,7 @@ set -u
 server=${SD_US:-}/examples/smbdirect-example-smb2-server
 work=$(mktemp -d /tmp/sd-cifs-offload.XXXXXX)
 transports=(rxe4 siw4)
-cases=(mount write.1m write.8m.direct sha256.server read.1m read.8m.direct ls mv rm umount
+cases=(mount write.1m write.4m.direct sha256.server read.1m read.4m.direct ls mv rm umount
 	rdma.counts)
 tap_plan $((${#transports[@]} * ${#cases[@]}))
 
@@ -50,7 +50,7 @@ threshold=$(cat /proc/fs/cifs/rdma_readwrite_threshold 2>/dev/null)
 echo "# /proc/fs/cifs/rdma_readwrite_threshold: ${threshold:-unknown} (READ/WRITE of at least that many bytes use the RDMA channel)"
 
 head -c $((1 << 20)) /dev/urandom >"$work/src1"
-head -c $((8 << 20)) /dev/urandom >"$work/src8"
+head -c $((4 << 20)) /dev/urandom >"$work/src4"
 sum() { sha256sum "$1" | cut -d' ' -f1; }
 
 # check NAME COMMAND...: one TAP line from a command's status.
@@ -105,23 +105,23 @@ run_transport() {
 
 	check "cifs-offload.$t.write.1m" timed_dd "$t write 1 MiB (page cache)" \
 		if="$work/src1" of="$mnt/f1" conv=fsync
-	check "cifs-offload.$t.write.8m.direct" timed_dd "$t write 8 MiB (oflag=direct)" \
-		if="$work/src8" of="$mnt/f8" oflag=direct
+	check "cifs-offload.$t.write.4m.direct" timed_dd "$t write 4 MiB (oflag=direct)" \
+		if="$work/src4" of="$mnt/f4" oflag=direct
 	check "cifs-offload.$t.sha256.server" \
-		bash -c "$(declare -f sum same_sum); same_sum '$work/src1' '$share/f1' && same_sum '$work/src8' '$share/f8'"
+		bash -c "$(declare -f sum same_sum); same_sum '$work/src1' '$share/f1' && same_sum '$work/src4' '$share/f4'"
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	check "cifs-offload.$t.read.1m" bash -c "$(declare -f sum same_sum timed_dd); \
 		timed_dd '$t read 1 MiB (page cache)' if='$mnt/f1' of='$work/back1' && same_sum '$work/src1' '$work/back1'"
-	check "cifs-offload.$t.read.8m.direct" bash -c "$(declare -f sum same_sum timed_dd); \
-		timed_dd '$t read 8 MiB (iflag=direct)' if='$mnt/f8' of='$work/back8' iflag=direct && \
-		same_sum '$work/src8' '$work/back8'"
+	check "cifs-offload.$t.read.4m.direct" bash -c "$(declare -f sum same_sum timed_dd); \
+		timed_dd '$t read 4 MiB (iflag=direct)' if='$mnt/f4' of='$work/back4' iflag=direct && \
+		same_sum '$work/src4' '$work/back4'"
 	ls -l "$mnt" | sed "s/^/# $t ls: /"
 	check "cifs-offload.$t.ls" bash -c "ls -l '$mnt' | grep -q ' 1048576 .* f1\$' && \
-		ls -l '$mnt' | grep -q ' 8388608 .* f8\$'"
+		ls -l '$mnt' | grep -q ' 4194304 .* f4\$'"
 	check "cifs-offload.$t.mv" bash -c "mv '$mnt/f1' '$mnt/g1' && [ -f '$share/g1' ] && [ ! -e '$share/f1' ] && \
 		[ -f '$mnt/g1' ]"
-	check "cifs-offload.$t.rm" bash -c "rm '$mnt/g1' '$mnt/f8' && [ ! -e '$share/g1' ] && [ ! -e '$share/f8' ]"
+	check "cifs-offload.$t.rm" bash -c "rm '$mnt/g1' '$mnt/f4' && [ ! -e '$share/g1' ] && [ ! -e '$share/f4' ]"
 	check "cifs-offload.$t.umount" timeout -s KILL 60 umount "$mnt"
 	mountpoint -q "$mnt" && umount -l "$mnt"
 
@@ -138,12 +138,12 @@ run_transport() {
 	n_flight=$(sed -n 's/.* at most \([0-9]*\) transfers and [0-9]* WRITEs in flight.*/\1/p' "$log" |
 		sort -n | tail -n 1)
 	echo "# $t: the server moved $n_read bytes by RDMA for READ, $n_write for WRITE, at most ${n_flight:-?} transfers in flight"
-	# 1 + 8 MiB each way at least; inline data would leave these short.
+	# 1 + 4 MiB each way at least; inline data would leave these short.
 	if ! grep -q 'summary:' "$log"; then
 		tap_fail "cifs-offload.$t.rdma.counts" "no summary in the server's log" "$log"
-	elif [ "${n_read:-0}" -lt $((9 << 20)) ] || [ "${n_write:-0}" -lt $((9 << 20)) ]; then
+	elif [ "${n_read:-0}" -lt $((5 << 20)) ] || [ "${n_write:-0}" -lt $((5 << 20)) ]; then
 		tap_fail "cifs-offload.$t.rdma.counts" \
-			"RDMA moved ${n_read:-0} bytes for READ and ${n_write:-0} for WRITE, under 9 MiB: data went inline" "$log"
+			"RDMA moved ${n_read:-0} bytes for READ and ${n_write:-0} for WRITE, under 5 MiB: data went inline" "$log"
 	else
 		tap_ok "cifs-offload.$t.rdma.counts"
 	fi

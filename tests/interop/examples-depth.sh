@@ -4,8 +4,8 @@
 # Many requests in flight (issue 24, item 3): smbdirect-example-smb2-client
 # at --depth 8 against smbdirect-example-smb2-server, both on the
 # asynchronous RDMA interface, over rxe (RoCE, 10.77.0.1) and siw (iWARP,
-# 10.77.0.2) on port 7445 (ksmbd keeps 445 and 5445). A file of 8 MiB +
-# 123 bytes goes up in 256 KiB WRITEs (33 requests, the last short) with
+# 10.77.0.2) on port 7445 (ksmbd keeps 445 and 5445). A file of 2 MiB +
+# 123 bytes goes up in 64 KiB WRITEs (33 requests, the last short) with
 # SMB2_CHANNEL_RDMA_V1_INVALIDATE and comes back in 256 KiB READs with
 # RDMA_V1, then again with every READ rounded up past the end of the file;
 # sha256 compares the source, the server's file and each copy. The client
@@ -32,7 +32,7 @@ if [ -z "${SD_US:-}" ] || [ ! -x "$client" ] || [ ! -x "$server" ]; then
 	tap_exit
 fi
 
-size=$((8 * 1048576 + 123))
+size=$((2 * 1048576 + 123))
 head -c "$size" /dev/urandom >"$work/src"
 sum() { sha256sum "$1" | cut -d' ' -f1; }
 src_sum=$(sum "$work/src")
@@ -55,7 +55,7 @@ run_transport() { # transport addr
 	cli() { timeout -s KILL 120 "$client" "$addr" 7445 "//$addr/share" "$@" --json; }
 
 	# put: WRITEs with _INVALIDATE, 8 outstanding.
-	cli put "$work/src" f.bin --rdma --invalidate --depth 8 --io-size 256K \
+	cli put "$work/src" f.bin --rdma --invalidate --depth 8 --io-size 64K \
 		>"$work/put-$t.json" 2>"$work/put-$t.err"
 	rc=$? why=
 	echo "# $t put: $(cat "$work/put-$t.json" "$work/put-$t.err")"
@@ -81,7 +81,7 @@ run_transport() { # transport addr
 		name=examples-depth.$t.$c extra=
 		[ "$c" = get.depth8.round_up ] && extra=--round-up
 		rm -f "$work/back"
-		cli get f.bin "$work/back" --rdma --depth 8 --io-size 256K $extra \
+		cli get f.bin "$work/back" --rdma --depth 8 --io-size 64K $extra \
 			>"$work/$c-$t.json" 2>"$work/$c-$t.err"
 		rc=$? why=
 		echo "# $t $c: $(cat "$work/$c-$t.json" "$work/$c-$t.err")"

@@ -102,14 +102,14 @@ session() {
 }
 
 # put_get TRANSPORT [NAME-SUFFIX EXTRA-OPTIONS...]: the command line, put
-# with _INVALIDATE in 3 descriptors, get plain. .depth8: 8 MiB + 123 bytes
-# in 256 KiB requests, 8 outstanding (33 requests each way, the last
+# with _INVALIDATE in 3 descriptors, get plain. .depth8: 2 MiB + 123 bytes
+# in 64 KiB requests, 8 outstanding (33 requests each way, the last
 # short), checked with cmp (the same bytes as sha256 would compare).
 put_get() {
 	local t=$1 addr port name=ksmbd-offload.$t.cli.put_get${2:-} src=$work/src.bin got=$work/got.bin
 	local remote=sd-offload-cli-$t.bin out rc why= bytes=$((1048576 + 123))
 	shift $(($# < 2 ? $# : 2))
-	[ $# -gt 0 ] && bytes=$((8 * 1048576 + 123))
+	[ $# -gt 0 ] && bytes=$((2 * 1048576 + 123))
 	addr=$(addr_of "$t") port=$(port_of "$t")
 	head -c $bytes /dev/urandom >"$src"
 	out=$(timeout -s KILL 120 "$client" -u U -p P "$addr" "$port" "//$addr/share" put \
@@ -149,7 +149,7 @@ for t in "${transports[@]}"; do
 		session "$t" "$d"
 	done
 	put_get "$t"
-	put_get "$t" .depth8 --depth 8 --io-size 256K
+	put_get "$t" .depth8 --depth 8 --io-size 64K
 done
 rm -rf "$work"
 tap_exit

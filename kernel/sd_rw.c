@@ -83,6 +83,8 @@ struct sd_xfer {
 	u64 seq;		/* sd->rw_taken when taken */
 	bool read;
 	bool file;		/* pages are page-cache references */
+	/* file: the mapping its pages must still belong to when posted */
+	struct address_space *mapping;
 	bool sync;		/* an ioctl waits: no error-queue entry */
 	bool on_pending;	/* chunks left to post; sd->lock */
 	bool cancel;		/* post nothing more; sd->lock */
@@ -380,6 +382,21 @@ static void sd_xfer_unqueue(struct sd_sock *sd, struct sd_xfer *x)
  * have room; cancels what can no longer be posted. Messages fenced
  * behind a transfer go once its last chunk is posted.
  */
+/*
+ * A file chunk some page of which was truncated out of the file after it
+ * was taken (the reference keeps the page, not its place in the file):
+ * posting it would send bytes that are no longer the file's.
+ */
+static bool sd_rw_chunk_truncated(struct sd_xfer *x, struct sd_rw_chunk *c)
+{
+	unsigned long i;
+
+	for (i = 0; i < c->nr_pages; i++)
+		if (READ_ONCE(page_folio(c->pages[i])->mapping) != x->mapping)
+			return true;
+	return false;
+}
+
 static void sd_rw_kick(struct sd_sock *sd)
 	__must_hold(&sd->lock)
 {
@@ -408,6 +425,11 @@ static void sd_rw_kick(struct sd_sock *sd)
 			queue_work(sd_wq, &sd->rw_work);
 			break;
 		}
+		if (x->file && sd_rw_chunk_truncated(x, c)) {
+			x->status = -ESTALE;
+			x->cancel = true;
+			continue;
+		}
 		c->cqe.done = sd_rw_done;
 		err = rdma_rw_ctx_post(&c->ctx, sd->qp, sd->cm_id->port_num,
 				       &c->cqe, NULL);
@@ -433,6 +455,32 @@ bool sd_rw_fenced(struct sd_sock *sd, u64 fence)
 	__must_hold(&sd->lock)
 {
 	return fence > sd->rw_posted;
+}
+
+/*
+ * Before a graceful disconnect. siw moves the QP from RTS to CLOSING and,
+ * while its transmit side is idle, neither completes nor flushes the RDMA
+ * READs it has outstanding (its ORQ) or the work queued behind them: the
+ * connection's socket is released without the QP's LLP close, and CLOSING
+ * to ERROR flushes only a busy transmit side. Those completions would
+ * never come, and teardown would wait for them for ever. With RDMA
+ * transfers in flight over iWARP the QP goes to the error state first,
+ * which flushes everything at once: the transfers complete with an error,
+ * as they do at any disconnect, and the peer sees the connection end.
+ */
+void sd_rw_before_disconnect(struct sd_sock *sd)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	bool busy;
+
+	if (!sd->qp || !sd->cm_id ||
+	    !rdma_protocol_iwarp(sd->qp->device, sd->cm_id->port_num))
+		return;
+	spin_lock_bh(&sd->lock);
+	busy = sd->rw_slots != sd->rw_depth;
+	spin_unlock_bh(&sd->lock);
+	if (busy && ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
+		pr_warn_ratelimited("cannot move the QP to the error state before a disconnect\n");
 }
 
 /*
@@ -780,6 +828,7 @@ static struct sd_xfer *sd_xfer_build(struct sd_sock *sd,
 	x->cookie = a->cookie;
 	x->read = read;
 	x->file = is_file;
+	x->mapping = file ? file->f_mapping : NULL;
 	x->sync = sync;
 	x->dir = read ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	x->nr_chunks = n;

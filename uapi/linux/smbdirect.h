@@ -485,8 +485,10 @@ struct smbdirect_rdma {
  * bytes at offset of the regular file open for reading at fd, taken from
  * its page cache (read in as needed, no copy through user space): the
  * server READ path. The pages are referenced until the completion; a file
- * truncated or written after submission may still send the bytes it held
- * then. RDMA READ into a file is not offered: the page cache would have
+ * written after submission may send old or new bytes; truncated after
+ * submission, a chunk already posted may still send what it held, a chunk
+ * whose pages left the file is not sent and the transfer completes with
+ * ESTALE. RDMA READ into a file is not offered: the page cache would have
  * to take data the peer has not yet sent into locked, uptodate pages;
  * READ into registered or pinned user memory, then pwrite() or
  * io_uring's write.

@@ -1414,6 +1414,138 @@ Err rdma_case(const Ctx &c, const char *kind)
 	return "unknown rdma case";
 }
 
+// --- asynchronous RDMA against the peer's buffer (issue #24) -------------------------
+
+long vm_pin_kb()
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	long kb = -1;
+	char line[256];
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+// Reaps until want completions of cookies 1..n are in got, each cookie at
+// most once; sleeps in poll() (POLLERR) between reaps.
+Err reap_until(int fd, size_t want, size_t n, int timeout_ms,
+	       std::vector<smbdirect_rdma_completion> &got)
+{
+	std::vector<int> seen(n + 1);
+	for (auto &c : got)
+		seen[c.cookie]++;
+	long end = now_ms() + timeout_ms;
+	while (got.size() < want) {
+		smbdirect_rdma_completion c[64];
+		int r = smbdirect_rdma_reap(fd, c, 64);
+		CHECK(r >= 0, "reap: %s", strerror(-r));
+		for (int i = 0; i < r; i++) {
+			uint64_t k = c[i].cookie;
+			CHECK(k >= 1 && k <= n, "a completion of unknown cookie %llu",
+			      (unsigned long long)k);
+			CHECK(!seen[k]++, "cookie %llu completed twice", (unsigned long long)k);
+			got.push_back(c[i]);
+		}
+		if (r)
+			continue;
+		long left = end - now_ms();
+		CHECK(left > 0, "%zu of %zu completions after %d ms", got.size(), want, timeout_ms);
+		pollfd p{ fd, 0, 0 };
+		if (poll(&p, 1, (int)left) > 0 && (p.revents & (POLLHUP | POLLERR)))
+			usleep(20000); // a dead connection polls ready for good
+	}
+	return "";
+}
+
+// The victim, a server, RDMA READs 32 transfers of 32 KiB from the buffer
+// the peer offered (an SMB2 WRITE's), as fast as the peer's ORD of 1
+// lets it; after the first completion the transfers still in flight are
+// cut off:
+//   token_invalidated  the peer deregisters its buffer (a client
+//                      invalidating its token under the server's READs)
+//   shutdown           the victim shuts the socket down: the READ
+//                      responses in flight arrive for cancelled transfers
+//   close              the same with close(): nobody reaps
+// Every cookie completes exactly once (but after close), the transfers
+// that completed successfully carry the peer's bytes, at least one was cut
+// off, and the pinned pages go back to what they were.
+Err rdma_async_case(const Ctx &c, const std::string &kind)
+{
+	constexpr size_t n = 32, each = 32 * 1024, area = 4 * each;
+	Session s;
+	TRY(open_client(c, s));
+	const long pin0 = vm_pin_kb();
+	uint64_t addr;
+	uint32_t rkey;
+	TRY(s.h.expose(area, 0xa5, &addr, &rkey));
+	Mapping m(n * each);
+	CHECK(m.p, "mmap");
+	std::vector<smbdirect_buffer_descriptor_v1> d(n);
+	std::vector<iovec> iov(n);
+	std::vector<smbdirect_rdma_args> a(n);
+	for (size_t i = 0; i < n; i++) {
+		d[i].offset = htole64(addr + (i % 4) * each);
+		d[i].token = htole32(rkey);
+		d[i].length = htole32(each);
+		iov[i] = { m.p + i * each, each };
+		smbdirect_rdma_prep_read(&a[i], i + 1, &iov[i], 1, &d[i], 1);
+	}
+	int r = smbdirect_rdma_submit(s.vfd, a.data(), n, MSG_DONTWAIT);
+	CHECK(r == 0, "submit: %s", strerror(-r));
+	std::vector<smbdirect_rdma_completion> got;
+	TRY(reap_until(s.vfd, 1, n, 20000, got));
+	const size_t before = got.size();
+	if (disarmed())
+		; // nothing cut off: every transfer must succeed, and the case fail
+	else if (kind == "token_invalidated")
+		s.h.unexpose();
+	else if (kind == "shutdown")
+		shutdown(s.vfd, SHUT_RDWR);
+	else if (kind == "close") {
+		close(s.vfd);
+		s.vfd = -1;
+	}
+	size_t ok = 0, failed = 0;
+	if (s.vfd >= 0) {
+		TRY(reap_until(s.vfd, n, n, 30000, got));
+		usleep(200000);
+		smbdirect_rdma_completion extra[1];
+		CHECK(smbdirect_rdma_reap(s.vfd, extra, 1) == 0, "a completion beyond the %zu", n);
+	}
+	for (auto &x : got) {
+		if (x.status) {
+			failed++;
+			continue;
+		}
+		ok++;
+		const uint8_t *p = m.p + (x.cookie - 1) * each;
+		CHECK(x.bytes == each, "cookie %llu: %llu bytes", (unsigned long long)x.cookie,
+		      (unsigned long long)x.bytes);
+		for (size_t i = 0; i < each; i++)
+			CHECK(p[i] == 0xa5, "cookie %llu: byte %zu is %#x",
+			      (unsigned long long)x.cookie, i, p[i]);
+	}
+	note(fmt("%s: %zu completed before the cut, then %zu ok and %zu failed%s", kind.c_str(),
+		 before, ok, failed,
+		 s.vfd < 0 ? " (after close nothing is reaped)" : ""));
+	if (s.vfd >= 0)
+		CHECK(failed >= 1, "every transfer succeeded: none was cut off");
+	if (kind == "token_invalidated")
+		TRY(expect_outcome(s.vfd, 8000, { "ECONNRESET", "EOF" }));
+	TRY(s.h.wait_disconnect(8000));
+	s.h.unexpose();
+	long end = now_ms() + 5000, pin = vm_pin_kb();
+	while (pin != pin0 && now_ms() < end) {
+		usleep(50000);
+		pin = vm_pin_kb();
+	}
+	CHECK(pin == pin0, "VmPin %ld kB, %ld kB before the transfers", pin, pin0);
+	return after_case(c);
+}
+
 // --- the cases -------------------------------------------------------------------
 
 struct Case {
@@ -1640,6 +1772,9 @@ std::vector<Case> all_cases()
 	for (const char *k : { "write_ok", "write_readonly", "read_writeonly", "dead_token",
 			       "out_of_range", "foreign_token" })
 		add(std::string("rdma_") + k, [k](const Ctx &c) { return rdma_case(c, k); });
+	for (const char *k : { "token_invalidated", "shutdown", "close" })
+		add(std::string("rdma_async_") + k,
+		    [k](const Ctx &c) { return rdma_async_case(c, k); });
 	add("disconnect_mid_message", disconnect_mid_message);
 	add("exit_mid_message", exit_mid_message);
 	// Last: the heaviest on the victim; what it leaves behind would be

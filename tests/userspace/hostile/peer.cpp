@@ -40,6 +40,9 @@ Peer::~Peer()
 		rdma_destroy_qp(id_);
 	if (mr_)
 		ibv_dereg_mr(mr_);
+	unexpose();
+	if (exposed_)
+		munmap(exposed_, exposed_len_);
 	if (cq_) {
 		if (cq_events_)
 			ibv_ack_cq_events(cq_, cq_events_);
@@ -384,6 +387,33 @@ Err Peer::rdma(bool write, uint64_t addr, uint32_t rkey, uint32_t len, int timeo
 	if (wc.status != IBV_WC_SUCCESS)
 		return ibv_wc_status_str(wc.status);
 	return "";
+}
+
+Err Peer::expose(size_t len, uint8_t fill, uint64_t *addr, uint32_t *rkey)
+{
+	if (!pd_ || exposed_)
+		return "expose: no connection, or a buffer is exposed already";
+	void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return errstr("mmap");
+	exposed_ = static_cast<uint8_t *>(m);
+	exposed_len_ = len;
+	memset(exposed_, fill, len);
+	exposed_mr_ = ibv_reg_mr(pd_, exposed_, len,
+				 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+					 IBV_ACCESS_REMOTE_WRITE);
+	if (!exposed_mr_)
+		return errstr("ibv_reg_mr (exposed)");
+	*addr = (uintptr_t)exposed_;
+	*rkey = exposed_mr_->rkey;
+	return "";
+}
+
+void Peer::unexpose()
+{
+	if (exposed_mr_)
+		ibv_dereg_mr(exposed_mr_);
+	exposed_mr_ = nullptr;
 }
 
 void Peer::disconnect()

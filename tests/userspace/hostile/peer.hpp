@@ -62,6 +62,17 @@ class Peer {
 	{
 		return mem_ + (nrecv + nsend) * slot;
 	}
+	// A buffer of len bytes, filled with fill, that the victim may RDMA
+	// READ and WRITE (as a client offers one for an SMB2 WRITE or READ);
+	// its address and rkey in *addr and *rkey. One at a time.
+	Err expose(size_t len, uint8_t fill, uint64_t *addr, uint32_t *rkey);
+	uint8_t *exposed()
+	{
+		return exposed_;
+	}
+	// Deregisters the exposed buffer: the victim's accesses fail from now
+	// on (a token invalidated under a transfer). The memory stays mapped.
+	void unexpose();
 
 	// Waits for a CM event of this type on the connection; other events
 	// are recorded. Returns "" when it came.
@@ -111,6 +122,9 @@ class Peer {
 	uint64_t wr_seq_ = 0;
 	int send_errors_ = 0;
 	std::deque<Received> inbox_;
+	uint8_t *exposed_ = nullptr;
+	size_t exposed_len_ = 0;
+	ibv_mr *exposed_mr_ = nullptr;
 	std::vector<uint64_t> done_wr_; // send/rdma completions seen while waiting for others
 	std::vector<std::pair<uint64_t, int>> failed_wr_;
 	std::string events_;

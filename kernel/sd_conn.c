@@ -247,7 +247,6 @@ static void sd_disconnect_fn(struct work_struct *work)
 {
 	struct sd_sock *sd = container_of(work, struct sd_sock, disconnect_work);
 
-	sd_rw_before_disconnect(sd);
 	rdma_disconnect(sd->cm_id);
 }
 

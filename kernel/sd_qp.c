@@ -305,10 +305,8 @@ void sd_transport_teardown(struct sd_sock *sd)
 	id = sd->cm_id;
 	if (sd->qp) {
 		/* Also answers a peer's DREQ; errors only mean "not connected". */
-		if (sd->qp_used && !sd->id_owned_by_cm) {
-			sd_rw_before_disconnect(sd);
+		if (sd->qp_used && !sd->id_owned_by_cm)
 			rdma_disconnect(id);
-		}
 		sd->cm_connected = false;
 		/* Flushes every posted WR through the completion handlers. */
 		if (sd->qp_used)

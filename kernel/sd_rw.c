@@ -458,32 +458,6 @@ bool sd_rw_fenced(struct sd_sock *sd, u64 fence)
 }
 
 /*
- * Before a graceful disconnect. siw moves the QP from RTS to CLOSING and,
- * while its transmit side is idle, neither completes nor flushes the RDMA
- * READs it has outstanding (its ORQ) or the work queued behind them: the
- * connection's socket is released without the QP's LLP close, and CLOSING
- * to ERROR flushes only a busy transmit side. Those completions would
- * never come, and teardown would wait for them for ever. With RDMA
- * transfers in flight over iWARP the QP goes to the error state first,
- * which flushes everything at once: the transfers complete with an error,
- * as they do at any disconnect, and the peer sees the connection end.
- */
-void sd_rw_before_disconnect(struct sd_sock *sd)
-{
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	bool busy;
-
-	if (!sd->qp || !sd->cm_id ||
-	    !rdma_protocol_iwarp(sd->qp->device, sd->cm_id->port_num))
-		return;
-	spin_lock_bh(&sd->lock);
-	busy = sd->rw_slots != sd->rw_depth;
-	spin_unlock_bh(&sd->lock);
-	if (busy && ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
-		pr_warn_ratelimited("cannot move the QP to the error state before a disconnect\n");
-}
-
-/*
  * Teardown, after the QP was flushed: what was never posted is cancelled,
  * and every finished transfer released here. rw_work is cancelled, not
  * flushed: teardown runs under lock_sock() and res_mutex, and a flush

@@ -523,7 +523,6 @@ int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read);
 void sd_rw_setup(struct sd_sock *sd);
 void sd_rw_teardown(struct sd_sock *sd);
-void sd_rw_before_disconnect(struct sd_sock *sd);
 int sd_rw_wait_slots(struct sd_sock *sd, u32 nr, long *timeo);
 int sd_rw_submit(struct sd_sock *sd, const struct smbdirect_rdma_args *args, u32 nr);
 bool sd_rw_fenced(struct sd_sock *sd, u64 fence);

@@ -1786,7 +1786,7 @@ std::vector<Case> all_cases()
 	return v;
 }
 
-// Cases that fail on a module bug reported and not fixed yet: TAP TODO
+// Cases that fail on a bug reported and not fixed yet: a TAP SKIP naming it
 // with the reason, so the run stays green and the bug stays visible.
 // rdma_async_shutdown and _close over siw: the victim's close() waits for
 // ever for an RDMA READ siw neither completes nor flushes once the QP is

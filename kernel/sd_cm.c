@@ -17,6 +17,7 @@
 #include "uapi/linux/smbdirect.h"
 #include "compat.h"
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 #define SD_ADDR_TIMEOUT_MS 2000
 #define SD_ROUTE_TIMEOUT_MS 2000
@@ -265,6 +266,7 @@ static void sd_cm_disconnected(struct sd_sock *sd)
 {
 	bool connecting, drain;
 
+	sd_test_disconnect_delay();
 	/* Teardown destroys the QP under res_mutex. */
 	mutex_lock(&sd->res_mutex);
 	spin_lock_bh(&sd->lock);

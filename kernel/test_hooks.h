@@ -28,10 +28,26 @@ static inline void sd_test_rx_delay(void)
 	if (ms)
 		msleep(ms);
 }
+
+/*
+ * af_smbdirect/test_disconnect_delay_ms: rdma_cm's DISCONNECTED event
+ * waits this long before it is handled, as it does behind other
+ * connections' events in iw_cm's ordered workqueue.
+ */
+extern u32 af_smbdirect_test_disconnect_delay_ms;
+
+static inline void sd_test_disconnect_delay(void)
+{
+	u32 ms = READ_ONCE(af_smbdirect_test_disconnect_delay_ms);
+
+	if (ms)
+		msleep(ms);
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
 static inline void sd_test_rx_delay(void) {}
+static inline void sd_test_disconnect_delay(void) {}
 #endif
 
 #endif

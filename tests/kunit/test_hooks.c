@@ -7,7 +7,7 @@
  * verdict, and requires a KASAN report naming this module: a run whose
  * detector is dead must not pass.
  *
- * af_smbdirect/test_rx_delay_ms: see test_hooks.h.
+ * af_smbdirect/test_rx_delay_ms, test_disconnect_delay_ms: see test_hooks.h.
  */
 #include <linux/compiler.h>
 #include <linux/debugfs.h>
@@ -19,6 +19,7 @@
 static struct dentry *af_smbdirect_test_dir;
 
 u32 af_smbdirect_test_rx_delay_ms;
+u32 af_smbdirect_test_disconnect_delay_ms;
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -52,6 +53,8 @@ void af_smbdirect_test_hooks_init(void)
 			    &kasan_oob_fops);
 	debugfs_create_u32("test_rx_delay_ms", 0600, af_smbdirect_test_dir,
 			   &af_smbdirect_test_rx_delay_ms);
+	debugfs_create_u32("test_disconnect_delay_ms", 0600, af_smbdirect_test_dir,
+			   &af_smbdirect_test_disconnect_delay_ms);
 }
 
 void af_smbdirect_test_hooks_exit(void)

@@ -15,6 +15,8 @@
  * it is processed, so rdma_cm's events overtake the data (test_hooks.h).
  */
 #define RX_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_rx_delay_ms"
+/* ... and rdma_cm's DISCONNECTED event waits this many ms. */
+#define DISCONNECT_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_disconnect_delay_ms"
 
 static int write_str(const char *path, const char *s)
 {
@@ -50,6 +52,8 @@ FIXTURE_TEARDOWN(life)
 	/* A test that failed half-way must not slow down the rest. */
 	if (!access(RX_DELAY_HOOK, W_OK))
 		write_str(RX_DELAY_HOOK, "0");
+	if (!access(DISCONNECT_DELAY_HOOK, W_OK))
+		write_str(DISCONNECT_DELAY_HOOK, "0");
 }
 
 /* Waits for a child with a deadline; returns its exit code, or -1. */
@@ -285,6 +289,40 @@ TEST_F_TIMEOUT(life, disconnect_never_overtakes_data, 60)
 	}
 	EXPECT_EQ(0, n[3]) TH_LOG("after the messages: %s",
 				   n[3] < 0 ? strerror(e[3]) : "more data");
+}
+
+/*
+ * The peer's orderly close reaches the survivor as EOF even when rdma_cm's
+ * DISCONNECTED is slow to come. Over iWARP the peer's TCP close flushes
+ * the survivor's receives at once and the event that says "orderly"
+ * follows through iw_cm's one ordered workqueue, behind every other
+ * connection's close: with 64 connections closed together over siw,
+ * the survivors that waited longest read ECONNRESET (the flush's 2 s grace
+ * ran out). The test build's hook holds the event back 4 s here. Over
+ * RoCE nothing is flushed before the event: EOF too, 4 s later.
+ */
+TEST_F_TIMEOUT(life, orderly_close_behind_slow_disconnect_event, 60)
+{
+	char got[8];
+	ssize_t n;
+	int e;
+
+	if (access(DISCONNECT_DELAY_HOOK, W_OK))
+		SKIP(return, "needs the test build's %s", DISCONNECT_DELAY_HOOK);
+	PAIR(SOCK_SEQPACKET);
+	sd_set_timeouts(self->c, 30000);
+	ASSERT_EQ(0, write_str(DISCONNECT_DELAY_HOOK, "4000"));
+	ASSERT_EQ(4, send(self->s, "bye", 4, MSG_NOSIGNAL));
+	close(self->s);
+	self->s = -1;
+	n = recv(self->c, got, sizeof(got), 0);
+	EXPECT_EQ(4, n) TH_LOG("the last message: %s", n < 0 ? strerror(errno) : "short or EOF");
+	n = recv(self->c, got, sizeof(got), 0);
+	e = errno;
+	/* Before the event is handled: later tests must not wait for it. */
+	write_str(DISCONNECT_DELAY_HOOK, "0");
+	EXPECT_EQ(0, n) TH_LOG("after the peer's orderly close: %s",
+			       n < 0 ? strerror(e) : "more data");
 }
 
 /* close() is orderly: what was sent before it all arrives, then EOF. */

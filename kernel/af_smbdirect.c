@@ -102,6 +102,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	sd_tcp_opts_default(&sd->tcp_opts);
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
 	sock_set_flag(sk, SOCK_KEEPOPEN);
+	sd_stats_sock_init(sd);
 	sd_all_add(sd);
 }
 

@@ -32,8 +32,8 @@ void sd_all_add(struct sd_sock *sd)
 }
 
 /*
- * From sk_destruct (through sd_stats_sock_free(), under sd_stats_lock):
- * the last reference is gone, maybe in softirq context.
+ * From sk_destruct (through sd_stats_sock_free()): the last reference is
+ * gone, maybe in softirq context.
  */
 void sd_all_del(struct sd_sock *sd)
 {
@@ -72,23 +72,6 @@ unsigned int sd_all_collect(unsigned long after,
 	}
 	spin_unlock_bh(&sd_all_lock);
 	return n;
-}
-
-/*
- * fn(sd, arg) for every socket on the list, those being destroyed
- * included, under sd_all_lock (BHs off): fn may take sd->lock, nothing
- * that sleeps. For the counters' totals (sd_genl.c), which hold
- * sd_stats_lock around it, so no socket leaves the list meanwhile
- * without its counters being folded.
- */
-void sd_all_walk(void (*fn)(struct sd_sock *sd, void *arg), void *arg)
-{
-	struct sd_sock *sd;
-
-	spin_lock_bh(&sd_all_lock);
-	list_for_each_entry(sd, &sd_all, all_node)
-		fn(sd, arg);
-	spin_unlock_bh(&sd_all_lock);
 }
 
 /*

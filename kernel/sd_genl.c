@@ -3,8 +3,9 @@
  * The af_smbdirect generic netlink family (uapi/linux/smbdirect_genl.h):
  * every socket with its addresses, device, parameters, credits, queues,
  * registrations and counters (SMBDIRECT_CMD_SOCK_GET, what `smbdirect ss`
- * shows), and the module-wide and per-device totals of those counters
- * (SMBDIRECT_CMD_STATS_GET and _RESET, for `smbdirect stats`).
+ * shows), and the totals of those counters, module-wide and per device,
+ * of the caller's network namespace (SMBDIRECT_CMD_STATS_GET and _RESET,
+ * for `smbdirect stats`).
  *
  * What the counters count (struct sd_stats, one per socket, sd->lock):
  *   MSGS_TX, BYTES_TX   a message once its last PDU was posted (all of it
@@ -33,20 +34,34 @@
  *                       connection), by errno: sd_stat_of_errno().
  *   CONNECTIONS         (totals only) sockets that reached SD_CONNECTED.
  *
- * Totals: the module's and each device's are what closed sockets had
- * (folded in by their destructor) plus what live sockets have, each minus
- * its stats_base: what the totals already held of it when it was folded
- * (moving to another device) or when STATS_RESET ran, which sets every
- * live socket's stats_base to its counters. So a reset restarts the totals
- * at 0 while each socket keeps its own counters, and no event is counted
- * twice or lost: folding, resetting and reading the totals all hold
- * sd_stats_lock, and a socket leaves sd_all only under it, already folded.
+ * Totals are per network namespace (struct sd_stats_ns): a reader sees
+ * its own namespace's traffic and the devices its sockets used, never
+ * another tenant's (issue #26), and a reset is the namespace's own
+ * business, so CAP_NET_ADMIN over that namespace suffices for it. The
+ * namespace's totals and each device's are what its closed sockets had
+ * (folded in by their destructor) plus what its live sockets have, each
+ * minus its stats_base: what the totals already held of it when it was
+ * folded (moving to another device) or when STATS_RESET ran, which sets
+ * every live socket's stats_base to its counters. So a reset restarts the
+ * totals at 0 while each socket keeps its own counters, and no event is
+ * counted twice or lost: folding, resetting and reading the totals all
+ * hold sd_stats_lock, and a socket leaves its namespace's list only under
+ * it, already folded. Reading walks the namespace's own sockets only.
+ * The lock keeps bottom halves off because a socket's destructor, which
+ * folds, may run in softirq context.
+ *
+ * A namespace's totals live from its creation (or the module's load) until
+ * both the namespace is gone and its last socket is freed: a kernel
+ * socket holds no reference on its namespace.
  *
  * Devices are keyed by ib_device.index, never by pointer: an entry (name
  * as last seen, counters) outlives its device, until a reset frees the
- * entries no live socket uses any more, or the module is unloaded. There
- * is at most one entry per device index a socket ever used (the index
- * grows when a device is added again, so re-adding devices adds entries).
+ * entries no live socket uses any more, or the namespace's totals go.
+ * There is at most one entry per namespace and device index a socket
+ * ever used (the index grows when a device is added again, so re-adding
+ * devices adds entries). A socket uses only devices its namespace may
+ * (rdma_cm resolves through rdma_dev_access_netns()), so a namespace's
+ * entries name only devices it could see when they were used.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -59,6 +74,8 @@
 #include <linux/uidgid.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
 #include <net/sock.h>
 #include <rdma/ib_verbs.h>
 
@@ -81,17 +98,36 @@ struct sd_stats_dev {
 	struct sd_stats folded;	/* of sockets gone, or gone elsewhere */
 };
 
-static DEFINE_SPINLOCK(sd_stats_lock);
-static struct sd_stats sd_stats_folded;	/* the module's, sd_stats_lock */
-static LIST_HEAD(sd_stats_devs);		/* struct sd_stats_dev */
-static unsigned int sd_stats_nr_devs;
+/* One network namespace's totals; every field under sd_stats_lock. */
+struct sd_stats_ns {
+	struct sd_stats folded;		/* of its sockets gone */
+	struct list_head devs;		/* struct sd_stats_dev */
+	unsigned int nr_devs;
+	struct list_head socks;		/* live sockets, by sd->stats_node */
+	unsigned int nr_socks;
+	/* nr_socks, and 1 while the namespace lives: the last frees it. */
+	unsigned int users;
+};
 
-static struct sd_stats_dev *sd_stats_dev_find(u32 index)
+/* What net_generic() keeps for us in each namespace. */
+struct sd_stats_net {
+	struct sd_stats_ns *ns;
+};
+
+static DEFINE_SPINLOCK(sd_stats_lock);
+static unsigned int sd_stats_net_id __read_mostly;
+
+static struct sd_stats_ns *sd_stats_ns_of(const struct net *net)
+{
+	return ((struct sd_stats_net *)net_generic(net, sd_stats_net_id))->ns;
+}
+
+static struct sd_stats_dev *sd_stats_dev_find(struct sd_stats_ns *ns, u32 index)
 	__must_hold(&sd_stats_lock)
 {
 	struct sd_stats_dev *e;
 
-	list_for_each_entry(e, &sd_stats_devs, node)
+	list_for_each_entry(e, &ns->devs, node)
 		if (e->index == index)
 			return e;
 	return NULL;
@@ -107,20 +143,79 @@ static void sd_stats_add(struct sd_stats *to, const struct sd_stats *now,
 }
 
 /*
- * What the totals do not hold yet of sd goes to the module's and its
+ * What the totals do not hold yet of sd goes to its namespace's and its
  * device's folded counters. Both locks held.
  */
 static void sd_stats_fold(struct sd_sock *sd)
 	__must_hold(&sd_stats_lock) __must_hold(&sd->lock)
 {
+	struct sd_stats_ns *ns = sd->stats_ns;
 	struct sd_stats_dev *e = NULL;
 
 	if (sd->dev.in_stats)
-		e = sd_stats_dev_find(sd->dev.index);
-	sd_stats_add(&sd_stats_folded, &sd->stats, &sd->stats_base);
+		e = sd_stats_dev_find(ns, sd->dev.index);
+	sd_stats_add(&ns->folded, &sd->stats, &sd->stats_base);
 	if (e)
 		sd_stats_add(&e->folded, &sd->stats, &sd->stats_base);
 	sd->stats_base = sd->stats;
+}
+
+static void sd_stats_ns_free(struct sd_stats_ns *ns)
+{
+	struct sd_stats_dev *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &ns->devs, node) {
+		list_del(&e->node);
+		kfree(e);
+	}
+	kfree(ns);
+}
+
+/* A namespace gets its totals when it is made, or when the module loads. */
+static int __net_init sd_stats_net_init(struct net *net)
+{
+	struct sd_stats_net *sn = net_generic(net, sd_stats_net_id);
+	struct sd_stats_ns *ns = sd_kzalloc_obj(ns);
+
+	if (!ns)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&ns->devs);
+	INIT_LIST_HEAD(&ns->socks);
+	ns->users = 1;
+	sn->ns = ns;
+	return 0;
+}
+
+static void __net_exit sd_stats_net_exit(struct net *net)
+{
+	struct sd_stats_ns *ns = sd_stats_ns_of(net);
+	bool last;
+
+	spin_lock_bh(&sd_stats_lock);
+	last = !--ns->users;
+	spin_unlock_bh(&sd_stats_lock);
+	if (last)
+		sd_stats_ns_free(ns);
+}
+
+static struct pernet_operations sd_stats_net_ops = {
+	.init = sd_stats_net_init,
+	.exit = sd_stats_net_exit,
+	.id = &sd_stats_net_id,
+	.size = sizeof(struct sd_stats_net),
+};
+
+/* Every new socket: counted in its namespace's totals from now on. */
+void sd_stats_sock_init(struct sd_sock *sd)
+{
+	struct sd_stats_ns *ns = sd_stats_ns_of(sock_net(&sd->sk));
+
+	spin_lock_bh(&sd_stats_lock);
+	ns->users++;
+	ns->nr_socks++;
+	list_add_tail(&sd->stats_node, &ns->socks);
+	sd->stats_ns = ns;
+	spin_unlock_bh(&sd_stats_lock);
 }
 
 /*
@@ -130,18 +225,19 @@ static void sd_stats_fold(struct sd_sock *sd)
  */
 void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 {
+	struct sd_stats_ns *ns = sd->stats_ns;
 	struct sd_stats_dev *fresh, *e, *old;
 	u32 transport = sd_transport_kind(dev, port);
 
 	fresh = sd_kzalloc_obj(fresh);
 	spin_lock_bh(&sd_stats_lock);
-	e = sd_stats_dev_find(dev->index);
+	e = sd_stats_dev_find(ns, dev->index);
 	if (!e && fresh) {
 		e = fresh;
 		fresh = NULL;
 		e->index = dev->index;
-		list_add_tail(&e->node, &sd_stats_devs);
-		sd_stats_nr_devs++;
+		list_add_tail(&e->node, &ns->devs);
+		ns->nr_devs++;
 	}
 	/* A renamed device shows its new name (a racing rename: either). */
 	if (e)
@@ -152,7 +248,7 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 		if (sd->dev.in_stats) {
 			/* Its past stays with the old device's total. */
 			sd_stats_fold(sd);
-			old = sd_stats_dev_find(sd->dev.index);
+			old = sd_stats_dev_find(ns, sd->dev.index);
 			if (old)
 				old->sockets--;
 		}
@@ -171,25 +267,36 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 }
 
 /*
- * From the socket's destructor: its counters join the totals and it
- * leaves sd_all, as one step for whoever reads the totals.
+ * From the socket's destructor: its counters join its namespace's totals
+ * and it leaves the namespace's list, as one step for whoever reads the
+ * totals; then it leaves sd_all.
  */
 void sd_stats_sock_free(struct sd_sock *sd)
 {
+	struct sd_stats_ns *ns = sd->stats_ns;
 	struct sd_stats_dev *e;
+	bool last = false;
 
 	spin_lock_bh(&sd_stats_lock);
-	spin_lock(&sd->lock);
-	sd_stats_fold(sd);
-	if (sd->dev.in_stats) {
-		e = sd_stats_dev_find(sd->dev.index);
-		if (e)
-			e->sockets--;
-		sd->dev.in_stats = false;
+	if (ns) {
+		spin_lock(&sd->lock);
+		sd_stats_fold(sd);
+		if (sd->dev.in_stats) {
+			e = sd_stats_dev_find(ns, sd->dev.index);
+			if (e)
+				e->sockets--;
+			sd->dev.in_stats = false;
+		}
+		spin_unlock(&sd->lock);
+		list_del_init(&sd->stats_node);
+		ns->nr_socks--;
+		last = !--ns->users;
+		sd->stats_ns = NULL;
 	}
-	spin_unlock(&sd->lock);
-	sd_all_del(sd);
 	spin_unlock_bh(&sd_stats_lock);
+	sd_all_del(sd);
+	if (last)
+		sd_stats_ns_free(ns);
 }
 
 /* A socket in uapi_state is wanted by a dump with (or without) a mask. */
@@ -646,13 +753,12 @@ struct sd_genl_totals {
 	unsigned int nr_devs;
 };
 
-/* Under sd_stats_lock and sd_all_lock: one live socket's part. */
-static void sd_genl_add_live(struct sd_sock *sd, void *arg)
+/* Under sd_stats_lock: one live socket's part. */
+static void sd_genl_add_live(struct sd_sock *sd, struct sd_genl_totals *t)
+	__must_hold(&sd_stats_lock)
 {
-	struct sd_genl_totals *t = arg;
 	unsigned int i;
 
-	t->sockets++;
 	spin_lock(&sd->lock);
 	sd_stats_add(&t->module, &sd->stats, &sd->stats_base);
 	for (i = 0; sd->dev.in_stats && i < t->nr_devs; i++) {
@@ -664,29 +770,34 @@ static void sd_genl_add_live(struct sd_sock *sd, void *arg)
 	spin_unlock(&sd->lock);
 }
 
-/* The totals now: what was folded plus what live sockets add. */
-static int sd_genl_totals(struct sd_genl_totals *t)
+/*
+ * ns's totals now: what was folded plus what its live sockets add. The
+ * caller's namespace is alive (it asked), so are its totals.
+ */
+static int sd_genl_totals(struct sd_stats_ns *ns, struct sd_genl_totals *t)
 {
 	struct sd_stats_dev *e;
+	struct sd_sock *sd;
 	unsigned int n;
 
 	memset(t, 0, sizeof(*t));
 	for (;;) {
 		spin_lock_bh(&sd_stats_lock);
-		n = sd_stats_nr_devs;
+		n = ns->nr_devs;
 		spin_unlock_bh(&sd_stats_lock);
 		t->devs = kcalloc(max(n, 1U), sizeof(*t->devs), GFP_KERNEL);
 		if (!t->devs)
 			return -ENOMEM;
 		spin_lock_bh(&sd_stats_lock);
-		if (sd_stats_nr_devs <= n)
+		if (ns->nr_devs <= n)
 			break;
 		/* A device came meanwhile: room for it too. */
 		spin_unlock_bh(&sd_stats_lock);
 		kfree(t->devs);
 	}
-	t->module = sd_stats_folded;
-	list_for_each_entry(e, &sd_stats_devs, node) {
+	t->module = ns->folded;
+	t->sockets = ns->nr_socks;
+	list_for_each_entry(e, &ns->devs, node) {
 		struct sd_genl_dev_snap *ds = &t->devs[t->nr_devs++];
 
 		ds->index = e->index;
@@ -694,7 +805,8 @@ static int sd_genl_totals(struct sd_genl_totals *t)
 		memcpy(ds->name, e->name, sizeof(ds->name));
 		ds->stats = e->folded;
 	}
-	sd_all_walk(sd_genl_add_live, t);
+	list_for_each_entry(sd, &ns->socks, stats_node)
+		sd_genl_add_live(sd, t);
 	spin_unlock_bh(&sd_stats_lock);
 	return 0;
 }
@@ -714,7 +826,7 @@ static int sd_genl_stats_get(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
-	err = sd_genl_totals(&t);
+	err = sd_genl_totals(sd_stats_ns_of(genl_info_net(info)), &t);
 	if (err)
 		return err;
 	msg = genlmsg_new(sd_genl_stats_size() +
@@ -754,34 +866,34 @@ out:
 	return err;
 }
 
-static void sd_genl_rebase(struct sd_sock *sd, void *arg)
-{
-	spin_lock(&sd->lock);
-	sd->stats_base = sd->stats;
-	spin_unlock(&sd->lock);
-}
-
 /*
- * The totals restart at 0: folded counters zeroed, every live socket's
- * counters so far declared already counted (stats_base), entries of
- * devices no live socket uses freed. Sockets keep their own counters.
+ * The caller's namespace's totals restart at 0: folded counters zeroed,
+ * every live socket's counters so far declared already counted
+ * (stats_base), entries of devices no live socket uses freed. Sockets
+ * keep their own counters; other namespaces' totals are not touched.
  */
 static int sd_genl_stats_reset(struct sk_buff *skb, struct genl_info *info)
 {
+	struct sd_stats_ns *ns = sd_stats_ns_of(genl_info_net(info));
 	struct sd_stats_dev *e, *tmp;
+	struct sd_sock *sd;
 	LIST_HEAD(gone);
 
 	spin_lock_bh(&sd_stats_lock);
-	memset(&sd_stats_folded, 0, sizeof(sd_stats_folded));
-	list_for_each_entry_safe(e, tmp, &sd_stats_devs, node) {
+	memset(&ns->folded, 0, sizeof(ns->folded));
+	list_for_each_entry_safe(e, tmp, &ns->devs, node) {
 		if (e->sockets) {
 			memset(&e->folded, 0, sizeof(e->folded));
 			continue;
 		}
 		list_move(&e->node, &gone);
-		sd_stats_nr_devs--;
+		ns->nr_devs--;
 	}
-	sd_all_walk(sd_genl_rebase, NULL);
+	list_for_each_entry(sd, &ns->socks, stats_node) {
+		spin_lock(&sd->lock);
+		sd->stats_base = sd->stats;
+		spin_unlock(&sd->lock);
+	}
 	spin_unlock_bh(&sd_stats_lock);
 	list_for_each_entry_safe(e, tmp, &gone, node)
 		kfree(e);
@@ -808,8 +920,8 @@ static const struct genl_ops sd_genl_ops[] = {
 		.doit = sd_genl_stats_reset,
 		.policy = sd_genl_no_attrs_policy,
 		.maxattr = ARRAY_SIZE(sd_genl_no_attrs_policy) - 1,
-		/* The totals are the whole module's, every namespace's. */
-		.flags = GENL_ADMIN_PERM,
+		/* The caller's namespace's totals: its own admin's to reset. */
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 };
 
@@ -830,21 +942,26 @@ static struct genl_family sd_genl_family __ro_after_init = {
 	.parallel_ops = true,
 };
 
+/* Before any socket can be made: each needs its namespace's totals. */
 int sd_genl_init(void)
 {
-	return genl_register_family(&sd_genl_family);
+	int err;
+
+	err = register_pernet_subsys(&sd_stats_net_ops);
+	if (err)
+		return err;
+	err = genl_register_family(&sd_genl_family);
+	if (err)
+		unregister_pernet_subsys(&sd_stats_net_ops);
+	return err;
 }
 
-/* After every socket is gone (each holds the module): nothing races. */
+/*
+ * After every socket is gone (each holds the module): nothing races, and
+ * each namespace's totals go with the pernet exit.
+ */
 void sd_genl_exit(void)
 {
-	struct sd_stats_dev *e, *tmp;
-
 	genl_unregister_family(&sd_genl_family);
-	list_for_each_entry_safe(e, tmp, &sd_stats_devs, node) {
-		list_del(&e->node);
-		kfree(e);
-	}
-	sd_stats_nr_devs = 0;
-	memset(&sd_stats_folded, 0, sizeof(sd_stats_folded));
+	unregister_pernet_subsys(&sd_stats_net_ops);
 }

@@ -15,8 +15,9 @@
  *   sd_accept_lock    every listener's child lists and child->parent.
  *
  * The counters' own (sd_genl.c, sd_diag.c), outermost first:
- *   sd_stats_lock     module and device totals; folding a socket's
- *                     counters into them and taking it off sd_all.
+ *   sd_stats_lock     every network namespace's totals (module-wide and
+ *                     per device) and its list of live sockets; folding
+ *                     a socket's counters into them.
  *   sd_all_lock       the list of every socket (sd_diag.c).
  *   sd->lock          as above, to read or rebase one socket's counters.
  * Neither of the first two is ever taken under sd->lock.
@@ -327,8 +328,11 @@ struct sd_sock {
 	unsigned long all_seq;		/* order on sd_all, set once */
 	struct sd_dev_info dev;		/* sd->lock */
 	struct sd_stats stats;		/* sd->lock */
-	/* What the module and device totals already hold of stats. */
+	/* What the namespace's and device totals already hold of stats. */
 	struct sd_stats stats_base;	/* sd_stats_lock and sd->lock */
+	/* The totals of the socket's network namespace, and its place on them. */
+	struct sd_stats_ns *stats_ns;	/* set once, sd_stats_lock */
+	struct list_head stats_node;	/* sd_stats_lock */
 #if IS_ENABLED(CONFIG_IPV6)
 	/* Last (see SD_PROTO_IPV6_PINFO): inet6_create() sets it up. */
 	struct ipv6_pinfo inet6;
@@ -539,7 +543,6 @@ void sd_all_del(struct sd_sock *sd);
 unsigned int sd_all_collect(unsigned long after,
 			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
 			    struct sock **batch, unsigned int max);
-void sd_all_walk(void (*fn)(struct sd_sock *sd, void *arg), void *arg);
 void sd_inet_addrs_sync(struct sd_sock *sd);
 int sd_diag_init(int protocol);
 void sd_diag_exit(void);
@@ -548,6 +551,7 @@ void sd_diag_exit(void);
 int sd_genl_init(void);
 void sd_genl_exit(void);
 void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port);
+void sd_stats_sock_init(struct sd_sock *sd);
 void sd_stats_sock_free(struct sd_sock *sd);
 bool sd_genl_state_wanted(bool have_mask, u32 mask, u32 uapi_state);
 

@@ -8,7 +8,8 @@
 # that they agree and that the kernel's own tools accept the spec:
 #  1. the kernel's generator (tools/net/ynl/pyynl/ynl_gen_c.py --mode uapi)
 #     reads the spec, which validates it against the kernel's schema
-#     (Documentation/netlink/genetlink-c.yaml, by jsonschema), and writes
+#     (Documentation/netlink/genetlink-legacy.yaml, the spec's protocol,
+#     by jsonschema), and writes
 #     the C header that the spec implies;
 #  2. every constant named in either header (commands, attributes, their
 #     _MAX and count names, the family name and version) exists in both,

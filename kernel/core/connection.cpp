@@ -131,8 +131,10 @@ Errc Connection::recv_data(u64 now, ByteSpan pdu, Actions &act)
 	/* CreditsRequested 0 would leave the peer unable to get any; keep 1. */
 	credits_.set_receive_target(max<u16>(h.credits_requested, 1));
 	keepalive_.on_activity(now);
-	if (h.flags & flag_response_requested)
+	if (h.flags & flag_response_requested) {
 		response_owed_ = true;
+		probe_owed_ = h.data_length == 0;
+	}
 
 	if (h.data_length == 0) {
 		act.flags |= SD_CORE_ACT_REPOST;
@@ -292,7 +294,20 @@ bool Connection::empty_pdu_due(u16 grant) const
  */
 bool Connection::data_ready() const
 {
-	return fragmenter_.active() && credits_.send_credits() > 1;
+	/*
+	 * Nor does the credit a keepalive probe granted (the reserve,
+	 * credits.cpp) while its answer is owed: the answer returns it, and
+	 * data on it would fill the receive a paused reader keeps for its
+	 * next probe.
+	 */
+	const u16 keep = probe_owed_ && cfg_.receive_credit_max > 2 ? 2 : 1;
+	return fragmenter_.active() && credits_.send_credits() > keep;
+}
+
+/* A probe may grant the receive kept in reserve; nothing else may. */
+u16 Connection::grant_now() const
+{
+	return keepalive_.probe_due() ? credits_.probe_grantable() : credits_.grantable();
 }
 
 bool Connection::send_ready() const
@@ -303,7 +318,7 @@ bool Connection::send_ready() const
 		return negotiate_pending_ && cfg_.role == SD_CORE_ROLE_CLIENT;
 	if (state_ != State::established)
 		return false;
-	const u16 grant = credits_.grantable();
+	const u16 grant = negotiate_pending_ ? credits_.grantable() : grant_now();
 	if (negotiate_pending_)
 		return grant > 0;
 	if (!credits_.can_send(grant))
@@ -348,7 +363,7 @@ Errc Connection::produce_negotiate(MutByteSpan buf, Pdu &pdu)
 
 Errc Connection::produce_data(MutByteSpan buf, u32 avail, Pdu &pdu)
 {
-	const u16 grant = credits_.grantable();
+	const u16 grant = grant_now();
 	if (!credits_.can_send(grant))
 		return Errc::again;
 
@@ -393,6 +408,7 @@ Errc Connection::produce_data(MutByteSpan buf, u32 avail, Pdu &pdu)
 	if (keepalive_.probe_due())
 		keepalive_.on_probe_sent();
 	response_owed_ = false;
+	probe_owed_ = false;
 	if (!credits_.peer_low())
 		peer_wants_credits_ = false;
 	sends_in_flight_++;

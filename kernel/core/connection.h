@@ -72,6 +72,7 @@ class Connection {
 	void establish(u64 now, Actions &act);
 	/* Whether next_pdu() would produce something if called now. */
 	[[nodiscard]] bool data_ready() const;
+	[[nodiscard]] u16 grant_now() const;
 	[[nodiscard]] bool send_ready() const;
 	[[nodiscard]] bool empty_pdu_due(u16 grant) const;
 	void request_send_if_ready(Actions &act) const;
@@ -92,6 +93,8 @@ class Connection {
 	bool negotiate_pending_;
 	/* The peer set RESPONSE_REQUESTED and has not had an answer. */
 	bool response_owed_;
+	/* ... and that PDU was a keepalive probe (no data). */
+	bool probe_owed_;
 	/* The peer sent data lately and may run dry of our credits. */
 	bool peer_wants_credits_;
 };

@@ -41,7 +41,31 @@ void Credits::set_receive_target(u16 peer_requested)
 	receive_target_ = min(receive_credit_max_, peer_requested);
 }
 
+/*
+ * The reserve. A reader that stops reading holds back the buffers data
+ * took, so its posted receives shrink to the ones the peer holds credits
+ * for. If both readers stop, each end then holds its last credit (which
+ * never carries data) and has nothing to grant, so neither can send a
+ * keepalive probe, which must grant, and both would declare the other
+ * dead. Keeping one posted receive out of every ordinary grant means a
+ * probe can always grant one: the peer answers with the credit that
+ * grant gave it, granting back the buffer the probe took (reposted, it
+ * carried no data), and both ends are where they were, one credit each
+ * and one receive in reserve. The peer never holds the reserve for long:
+ * a probe's answer returns it.
+ */
 u16 Credits::grantable() const
+{
+	/*
+	 * With two receives there is no room for it: the peer needs two
+	 * credits to send data at all (data never takes its last).
+	 */
+	const u16 reserve = receive_credit_max_ > 2 && posted_ > 1 ? 1 : 0;
+	const u16 limit = min(static_cast<u16>(posted_ - reserve), receive_target_);
+	return limit > peer_credits_ ? static_cast<u16>(limit - peer_credits_) : 0;
+}
+
+u16 Credits::probe_grantable() const
 {
 	const u16 limit = min(posted_, receive_target_);
 	return limit > peer_credits_ ? static_cast<u16>(limit - peer_credits_) : 0;

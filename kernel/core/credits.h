@@ -24,8 +24,14 @@ class Credits {
 	[[nodiscard]] Errc on_receive_completed(bool peer_spent);
 	/* The peer's CreditsRequested bounds how many we keep it at. */
 	void set_receive_target(u16 peer_requested);
-	/* New credits we could grant now: never above what is posted. */
+	/*
+	 * New credits we could grant now: never above what is posted, and
+	 * never the last posted receive the peer holds no credit for (the
+	 * reserve, see credits.cpp), which only a keepalive probe grants.
+	 */
 	[[nodiscard]] u16 grantable() const;
+	/* The same with the reserve: what a keepalive probe may grant. */
+	[[nodiscard]] u16 probe_grantable() const;
 
 	/* Send side. */
 	[[nodiscard]] Errc on_granted(u16 n);

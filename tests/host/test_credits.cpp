@@ -16,14 +16,38 @@ TEST(CreditsUnit, GrantNeverExceedsPosted)
 	Credits c;
 	c.init(10, 10);
 	EXPECT_EQ(c.grantable(), 0);
+	EXPECT_EQ(c.probe_grantable(), 0);
 	ASSERT_EQ(c.on_receives_posted(3), Errc::ok);
-	EXPECT_EQ(c.grantable(), 3);
+	// One posted receive stays in reserve; only a probe may grant it.
+	EXPECT_EQ(c.grantable(), 2);
+	EXPECT_EQ(c.probe_grantable(), 3);
 	ASSERT_EQ(c.on_granted(1), Errc::ok);
-	c.on_sent(3);
-	EXPECT_EQ(c.peer_credits(), 3);
+	c.on_sent(2);
+	EXPECT_EQ(c.peer_credits(), 2);
 	EXPECT_EQ(c.grantable(), 0);
+	EXPECT_EQ(c.probe_grantable(), 1);
 	ASSERT_EQ(c.on_receives_posted(2), Errc::ok);
 	EXPECT_EQ(c.grantable(), 2);
+}
+
+// Issue #26 item 5: the reserve exists only where it leaves the peer two
+// credits (data never takes the last one), and a single posted receive is
+// always grantable, so a server with one receive can still answer the
+// negotiate request.
+TEST(CreditsUnit, ReserveOnlyWhereItFits)
+{
+	Credits two, ten;
+	two.init(2, 2);
+	ASSERT_EQ(two.on_receives_posted(2), Errc::ok);
+	EXPECT_EQ(two.grantable(), 2);
+	ten.init(10, 10);
+	ASSERT_EQ(ten.on_receives_posted(1), Errc::ok);
+	EXPECT_EQ(ten.grantable(), 1);
+	ten.on_granted_without_send(1);
+	ASSERT_EQ(ten.on_receives_posted(1), Errc::ok);
+	// The peer holds one, one more is posted: that one is the reserve.
+	EXPECT_EQ(ten.grantable(), 0);
+	EXPECT_EQ(ten.probe_grantable(), 1);
 }
 
 TEST(CreditsUnit, GrantBoundedByPeerRequest)
@@ -40,7 +64,8 @@ TEST(CreditsUnit, GrantBoundedByPeerRequest)
 	EXPECT_EQ(c.grantable(), 0);
 	c.set_receive_target(1000);
 	EXPECT_EQ(c.receive_target(), 10);
-	EXPECT_EQ(c.grantable(), 6);
+	EXPECT_EQ(c.grantable(), 5); // 10 posted, one in reserve
+	EXPECT_EQ(c.probe_grantable(), 6);
 }
 
 TEST(CreditsUnit, PostingMoreThanOwnedIsRejected)
@@ -182,16 +207,16 @@ TEST(CreditsEngine, CreditsReturnWhenReceivesAreReposted)
 {
 	Engine c(small(SD_CORE_ROLE_CLIENT, 4)), s(small(SD_CORE_ROLE_SERVER, 4));
 	ASSERT_TRUE(negotiate(c, s));
-	ASSERT_EQ(c.pump(), 1u); // the server gets 4 credits
+	ASSERT_EQ(c.pump(), 1u); // the server gets 3 credits, one receive in reserve
 	flush(c, s);
 	s.post(s.reposts_owed);
 	s.reposts_owed = 0;
 	Bytes msg = pattern(4 * 1340, 7);
 	ASSERT_EQ(s.send(static_cast<unsigned>(msg.size())), SD_CORE_OK);
-	// 4 credits: three PDUs, the last credit reserved.
-	EXPECT_EQ(s.pump(msg), 3u);
+	// 3 credits: two PDUs, the last credit kept.
+	EXPECT_EQ(s.pump(msg), 2u);
 	flush(s, c);
-	EXPECT_EQ(c.held, 3u);
+	EXPECT_EQ(c.held, 2u);
 	EXPECT_EQ(c.pump(), 1u); // the answer to RESPONSE_REQUESTED, no grant yet
 	flush(c, s);
 	s.post(s.reposts_owed);
@@ -208,8 +233,9 @@ TEST(CreditsEngine, CreditsReturnWhenReceivesAreReposted)
 	EXPECT_TRUE(c.last.flags & SD_CORE_ACT_SEND);
 	ASSERT_EQ(c.produce({}, &info), SD_CORE_OK);
 	EXPECT_EQ(info.kind, SD_CORE_PDU_CREDIT);
-	EXPECT_GE(info.credits_granted, 3u);
+	EXPECT_GE(info.credits_granted, 2u);
 	flush(c, s);
+	ASSERT_EQ(s.produce(msg, &info), SD_CORE_OK);
 	ASSERT_EQ(s.produce(msg, &info), SD_CORE_OK);
 	EXPECT_EQ(info.message_last, 1u);
 	flush(s, c);

@@ -202,3 +202,151 @@ TEST(KeepaliveEngine, PausedReaderIsNotKilledByKeepalive)
 	ASSERT_EQ(c.messages.size(), 1u);
 	EXPECT_EQ(c.messages[0], msg);
 }
+
+namespace
+{
+
+// Both ends write and neither reads: each holds back every buffer that
+// carried data (the glue's flow control), buffers without data go back at
+// once. Runs from `from` to `until` ms of virtual time in `step` ms steps,
+// firing each timer when due; s_silent: the server is gone (its PDUs are
+// lost, it never fires again). Returns the PDUs both produced.
+unsigned both_paused(Engine &c, Engine &s, const Bytes &cm, const Bytes &sm,
+		     unsigned long long from, unsigned long long until, bool s_silent = false)
+{
+	unsigned pdus = 0;
+	for (unsigned long long t = from; t <= until && !c.disconnected && !s.disconnected;
+	     t += 50) {
+		c.now = s.now = t;
+		if (c.timer && c.timer <= t) {
+			EXPECT_EQ(c.fire(), SD_CORE_OK);
+		}
+		if (!s_silent && s.timer && s.timer <= t) {
+			EXPECT_EQ(s.fire(), SD_CORE_OK);
+		}
+		for (int round = 0; round < 4; round++) {
+			pdus += c.pump(cm);
+			if (s_silent) {
+				c.out.clear();
+				continue;
+			}
+			pdus += s.pump(sm);
+			EXPECT_EQ(exchange(c, s), SD_CORE_OK);
+			c.post(c.reposts_owed);
+			c.reposts_owed = 0;
+			s.post(s.reposts_owed);
+			s.reposts_owed = 0;
+		}
+	}
+	return pdus;
+}
+
+struct PausedPair {
+	Engine c, s;
+	Bytes cm = pattern(64 * 1340, 4), sm = pattern(64 * 1340, 5);
+
+	PausedPair(unsigned interval_ms, unsigned timeout_ms, unsigned credits)
+	    : c(paused_config(SD_CORE_ROLE_CLIENT, interval_ms, timeout_ms, credits)),
+	      s(paused_config(SD_CORE_ROLE_SERVER, interval_ms, timeout_ms, credits))
+	{
+	}
+
+	static sd_core_config paused_config(unsigned role, unsigned interval_ms,
+					    unsigned timeout_ms, unsigned credits)
+	{
+		sd_core_config cfg = config(role);
+		cfg.keepalive_interval_ms = interval_ms;
+		cfg.keepalive_timeout_ms = timeout_ms;
+		cfg.receive_credit_max = credits;
+		cfg.send_credit_target = credits;
+		return cfg;
+	}
+
+	// Connects, and both ends start a message the other never reads.
+	void start()
+	{
+		ASSERT_TRUE(negotiate(c, s));
+		settle(c, s);
+		ASSERT_EQ(c.send(static_cast<unsigned>(cm.size())), SD_CORE_OK);
+		ASSERT_EQ(s.send(static_cast<unsigned>(sm.size())), SD_CORE_OK);
+	}
+
+	// Both readers wake up: both messages arrive whole.
+	void resume()
+	{
+		for (int round = 0; round < 400 && (c.messages.empty() || s.messages.empty());
+		     round++) {
+			c.post(c.held + c.reposts_owed);
+			c.held = c.reposts_owed = 0;
+			s.post(s.held + s.reposts_owed);
+			s.held = s.reposts_owed = 0;
+			c.pump(cm);
+			s.pump(sm);
+			ASSERT_EQ(exchange(c, s), SD_CORE_OK);
+		}
+		ASSERT_EQ(c.messages.size(), 1u);
+		ASSERT_EQ(s.messages.size(), 1u);
+		EXPECT_EQ(c.messages[0], sm);
+		EXPECT_EQ(s.messages[0], cm);
+	}
+};
+
+// Issue #26 item 5: with both readers paused each end holds its last
+// credit, and before the reserve neither had anything to grant, so no
+// probe could go out either way and both ended after one interval plus
+// the timeout. TCP keeps such a connection (zero-window probes); so must
+// we, for 300 s of virtual time: no disconnect, probes answered, no PDU
+// storm, no data beyond what was granted for it, and everything arrives
+// once the readers wake up.
+void both_readers_paused_for_300s(unsigned interval_ms, unsigned timeout_ms)
+{
+	const unsigned credits = 8;
+	PausedPair p(interval_ms, timeout_ms, credits);
+	p.start();
+	if (testing::Test::HasFatalFailure())
+		return;
+	const unsigned pdus = both_paused(p.c, p.s, p.cm, p.sm, 0, 300000);
+	EXPECT_FALSE(p.c.disconnected)
+		<< "client ended at " << p.c.now << " ms, reason " << p.c.disconnect_reason;
+	EXPECT_FALSE(p.s.disconnected)
+		<< "server ended at " << p.s.now << " ms, reason " << p.s.disconnect_reason;
+	if (testing::Test::HasFailure())
+		return;
+	// Data until both hold their last credit, then a probe and its answer
+	// per interval each way: nothing bounces.
+	EXPECT_LE(pdus, 2 * credits + 4 * (300000 / interval_ms + 1));
+	EXPECT_TRUE(p.c.messages.empty());
+	EXPECT_TRUE(p.s.messages.empty());
+	EXPECT_LE(p.c.held, credits - 1) << "data beyond the credits granted for it";
+	EXPECT_LE(p.s.held, credits - 1) << "data beyond the credits granted for it";
+	p.resume();
+}
+
+} // namespace
+
+TEST(KeepaliveEngine, BothReadersPausedFor300sDefaultKeepalive)
+{
+	both_readers_paused_for_300s(120000, 5000); // the module's defaults
+}
+
+TEST(KeepaliveEngine, BothReadersPausedFor300sShortKeepalive)
+{
+	both_readers_paused_for_300s(1000, 300);
+}
+
+// The other half of the rule: a peer that stops answering while both
+// readers are paused still ends the connection, one interval plus the
+// timeout after it went silent.
+TEST(KeepaliveEngine, BothReadersPausedThenPeerGoneEnds)
+{
+	PausedPair p(1000, 300, 8);
+	p.start();
+	ASSERT_FALSE(HasFatalFailure());
+	both_paused(p.c, p.s, p.cm, p.sm, 0, 10000);
+	ASSERT_FALSE(p.c.disconnected);
+	ASSERT_FALSE(p.s.disconnected);
+	both_paused(p.c, p.s, p.cm, p.sm, 10050, 20000, true);
+	EXPECT_TRUE(p.c.disconnected);
+	EXPECT_EQ(p.c.disconnect_reason, SD_CORE_REASON_KEEPALIVE_TIMEOUT);
+	EXPECT_LE(p.c.now, 10000u + 1000 + 300 + 1000) << "ended late";
+}

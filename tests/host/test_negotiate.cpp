@@ -124,13 +124,14 @@ TEST(Negotiate, ServerAnswersFieldRequest)
 	auto r = sd::decode_negotiate_response(
 		sd::ByteSpan(s.out.front().data(), s.out.front().size()));
 	ASSERT_TRUE(r.ok());
-	// 15 posted after the request consumed one: all of them granted.
-	EXPECT_EQ(r.value().credits_granted, 15);
+	// 15 posted after the request consumed one: all but the one kept in
+	// reserve for keepalive probes granted.
+	EXPECT_EQ(r.value().credits_granted, 14);
 	EXPECT_EQ(r.value().preferred_send_size, 1364u);
 	EXPECT_EQ(r.value().max_receive_size, 1364u);
 	EXPECT_EQ(r.value().max_read_write_size, 8388608u);
 	EXPECT_EQ(r.value().max_fragmented_size, 1048576u);
-	EXPECT_EQ(s.stats().peer_credits, 15u);
+	EXPECT_EQ(s.stats().peer_credits, 14u);
 }
 
 TEST(Negotiate, ClientAcceptsFieldResponse)

@@ -1052,4 +1052,118 @@ TEST_F_TIMEOUT(slow_reader, paused_reader_outlives_keepalive, 180)
 	EXPECT_EQ(0, w.err) TH_LOG("writer: %s", strerror(-w.err));
 }
 
+/*
+ * Both readers paused (issue #26 item 5): both ends write PAUSE_MSGS
+ * messages and neither reads, so each end holds back the receives data
+ * took and keeps its last credit; both sides probe every second (5 s to
+ * answer). Before the core kept a receive in reserve for probes, neither
+ * end could send one and both ended with ETIMEDOUT about 6 s in (TCP keeps
+ * such a connection as long as both windows stay closed). The pause lasts
+ * PAUSE_MS; then both read everything, intact.
+ */
+struct pause_reader {
+	int fd, count, err;
+	pthread_t thread;
+};
+
+static void *pause_reader_thread(void *arg)
+{
+	struct pause_reader *r = arg;
+	char *in = malloc(STARVE_LEN);
+	long n;
+	int i;
+
+	for (i = 0; i < r->count && !r->err && in; i++) {
+		n = sd_stream_recv(r->fd, in, STARVE_LEN);
+		if (n != STARVE_LEN)
+			r->err = n < 0 ? (int)n : -EPROTO;
+		else if (sd_check(in, STARVE_LEN, i) != -1)
+			r->err = -EILSEQ;
+	}
+	if (!in)
+		r->err = -ENOMEM;
+	free(in);
+	return NULL;
+}
+
+static bool both_starved(int c, int s)
+{
+	return sd_starved(c, s) && sd_starved(s, c);
+}
+
+TEST_F_TIMEOUT(slow_reader, both_readers_paused_outlive_keepalive, 180)
+{
+	struct blocked_writer wc = { .count = PAUSE_MSGS }, ws = { .count = PAUSE_MSGS };
+	struct pause_reader rc = { .count = PAUSE_MSGS }, rs = { .count = PAUSE_MSGS };
+	struct smbdirect_info ci, si;
+	int rcv = 4096, snd = 16384, err, fd, i;
+	socklen_t len;
+	long t0;
+
+	SLOW_PAIR(SOCK_STREAM, 1);
+	for (i = 0; i < 2; i++) {
+		fd = i ? self->s : self->c;
+		ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)));
+		ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)));
+		sd_set_timeouts(fd, 0);	/* writers and readers block as long as it takes */
+	}
+	wc.fd = self->c;
+	ws.fd = self->s;
+	ASSERT_EQ(0, pthread_create(&wc.thread, NULL, pause_writer, &wc));
+	ASSERT_EQ(0, pthread_create(&ws.thread, NULL, pause_writer, &ws));
+	t0 = sd_now_ms();
+	while (!both_starved(self->c, self->s) && sd_now_ms() - t0 < STARVE_WAIT_MS)
+		sd_sleep_ms(100);
+	ASSERT_TRUE(both_starved(self->c, self->s)) TH_LOG("the writers are not starved");
+	ASSERT_EQ(0, sd_info(self->c, &ci));
+	ASSERT_EQ(0, sd_info(self->s, &si));
+	sd_sleep_ms(PAUSE_MS);
+	/*
+	 * A connection that ended shows CLOSED and wakes its blocked writer
+	 * (EPIPE, which also takes the socket error SO_ERROR would show).
+	 */
+	EXPECT_FALSE(__atomic_load_n(&wc.done, __ATOMIC_SEQ_CST))
+		TH_LOG("the client's writer returned during the pause: %s", strerror(-wc.err));
+	EXPECT_FALSE(__atomic_load_n(&ws.done, __ATOMIC_SEQ_CST))
+		TH_LOG("the server's writer returned during the pause: %s", strerror(-ws.err));
+	for (i = 0; i < 2; i++) {
+		struct smbdirect_info now;
+
+		err = 0;
+		len = sizeof(err);
+		fd = i ? self->s : self->c;
+		EXPECT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len));
+		EXPECT_EQ(0, err) TH_LOG("%s's connection failed: %s", i ? "server" : "client",
+					 strerror(err));
+		ASSERT_EQ(0, sd_info(fd, &now));
+		EXPECT_EQ((__u32)SMBDIRECT_STATE_CONNECTED, now.state)
+			TH_LOG("the %s's connection ended during the pause", i ? "server" : "client");
+	}
+	/* Probes and their answers may be on the wire: wait for the state. */
+	t0 = sd_now_ms();
+	while (!both_starved(self->c, self->s) && sd_now_ms() - t0 < 5000)
+		sd_sleep_ms(50);
+	EXPECT_TRUE(both_starved(self->c, self->s)) TH_LOG("data moved while both slept");
+	{
+		struct smbdirect_info c2, s2;
+
+		ASSERT_EQ(0, sd_info(self->c, &c2));
+		ASSERT_EQ(0, sd_info(self->s, &s2));
+		EXPECT_EQ(ci.rx_queued, c2.rx_queued);
+		EXPECT_EQ(si.rx_queued, s2.rx_queued);
+	}
+	rc.fd = self->c;
+	rs.fd = self->s;
+	ASSERT_EQ(0, pthread_create(&rc.thread, NULL, pause_reader_thread, &rc));
+	ASSERT_EQ(0, pthread_create(&rs.thread, NULL, pause_reader_thread, &rs));
+	pthread_join(rc.thread, NULL);
+	pthread_join(rs.thread, NULL);
+	pthread_join(wc.thread, NULL);
+	pthread_join(ws.thread, NULL);
+	EXPECT_EQ(0, rc.err) TH_LOG("client reader: %s", strerror(-rc.err));
+	EXPECT_EQ(0, rs.err) TH_LOG("server reader: %s", strerror(-rs.err));
+	EXPECT_EQ(0, wc.err) TH_LOG("client writer: %s", strerror(-wc.err));
+	EXPECT_EQ(0, ws.err) TH_LOG("server writer: %s", strerror(-ws.err));
+}
+
 TEST_HARNESS_MAIN

@@ -590,7 +590,8 @@ static inline int sd_info(int fd, struct smbdirect_info *info)
 /*
  * The state in which a writer cannot go on until its reader reads: the
  * reader holds receive buffers back (its queue reached SO_RCVBUF) and has
- * nothing left to grant (every posted receive is promised), nothing is in
+ * nothing left to grant (every posted receive is promised but the one the
+ * core keeps in reserve for its keepalive probes), nothing is in
  * flight between the two (the credits the reader granted are exactly those
  * the writer holds, no send is outstanding), and the writer holds at most
  * the one credit it may spend only on a PDU that grants (and it has none
@@ -603,7 +604,7 @@ static inline bool sd_starved(int writer, int reader)
 
 	if (sd_info(writer, &w) || sd_info(reader, &r))
 		return false;
-	return r.receives_held > 0 && r.receives_posted == r.peer_credits &&
+	return r.receives_held > 0 && r.receives_posted <= r.peer_credits + 1 &&
 	       r.peer_credits == w.send_credits && w.send_credits <= 1 &&
 	       !w.sends_in_flight && w.tx_queued > 0;
 }

@@ -19,7 +19,9 @@
 # `smbdirect ss -a -e -p --json` against the raw dump, `ss -p` naming the
 # process, the text forms, `smbdirect stats --json` against raw STATS_GET
 # and growing by exactly one transfer, an unprivileged user (uid 65534)
-# seeing only its own sockets and refused STATS_RESET, the reset, malformed
+# seeing only its own sockets and refused STATS_RESET, another network
+# namespace (root, then uid 65534) seeing only its own counters and
+# resetting only its own, the reset, malformed
 # requests and a seeded fuzz loop (after which the family still answers
 # and the sockets still check), and closed sockets leaving the dump.
 #
@@ -47,7 +49,7 @@ T="timeout -s KILL 60"
 port=7801
 fuzz=${SD_GENL_FUZZ:-2000}
 seed=${SD_GENL_SEED:-$(date +%s)}
-tap_plan 18
+tap_plan 19
 
 # --- the command line ----------------------------------------------------------------
 bad=
@@ -106,7 +108,7 @@ if wait_for_line "$tmp/serve.out" 240 '^ready$' "$serve_pid"; then
 	tap_ok "genl.serve # $(sed -n 's/^sockets //p' "$tmp/serve.out")"
 else
 	tap_fail genl.serve "the holder did not make its sockets" "$tmp/serve.err"
-	for _ in $(seq 14); do tap_fail genl.skipped "no sockets to check"; done
+	for _ in $(seq 15); do tap_fail genl.skipped "no sockets to check"; done
 	tap_exit
 fi
 
@@ -161,6 +163,11 @@ mkdir -p "$tmp/bin"
 cp "$sd" "$tmp/bin/" && cp -P "$us"/lib/libsmbdirect.so* "$tmp/bin/"
 chmod -R a+rX "$tmp"
 case_ask genl.unprivileged_sees_its_own_only unpriv "$tmp/bin/smbdirect"
+
+# Another network namespace (unshare -n; then uid 65534 there) sees only its
+# own counters, sockets and devices, raw and through the tool, while init_net
+# holds connections with traffic; its root resets its totals, not init_net's.
+case_ask genl.stats.other_netns_sees_its_own_only netns "$tmp/bin/smbdirect"
 
 # The reset: root's --reset prints the counters it zeroed; then every total is 0.
 if $T "$sd" stats --reset >"$tmp/reset.txt" 2>"$tmp/reset.err" && [ ! -s "$tmp/reset.err" ] &&

@@ -28,6 +28,8 @@ compares what the kernel reports with what it did.
       tool-filters TOOL            `smbdirect ss` filters select what they say
       text FILE                    `smbdirect ss -a -e -p`: every column, the -e lines
       unpriv TOOL                  unpriv (below) in a child that became uid 65534
+      netns TOOL                   netns_child (below) in a child in a new network
+                                   namespace; init_net's totals stay as they were
       malformed, fuzz SEED COUNT   as below, while the sockets exist
       close                        close them all: they leave the dump
       quit
@@ -36,6 +38,9 @@ compares what the kernel reports with what it did.
   genl_check.py unpriv TOOL INODES (run as an unprivileged user) only its own
                                    sockets, raw and through TOOL (its library
                                    beside it); EPERM on reset
+  genl_check.py netns TOOL         (as root, in a fresh network namespace of its
+                                   own: unshares it) that namespace's counters only,
+                                   root's and uid 65534's, raw and through TOOL
   genl_check.py malformed          bad requests get errors, not crashes
   genl_check.py fuzz SEED COUNT    mutated requests, then the family still answers
   genl_check.py gone INODES        those sockets leave the dump after close
@@ -888,6 +893,51 @@ class Holder:
             bad.append(f"the child ended with status {status}")
         return bad
 
+    def cmd_netns(self, log, tool, uid="65534"):
+        """netns_child() in a child that unshares its network namespace, while
+        init_net holds our sockets and their traffic: the child sees only its
+        namespace's counters, and its reset leaves init_net's totals alone."""
+        g = Genl()
+        before = g.stats()["module"]
+        bad = []
+        if before.get("sockets", 0) < 8 or not before.get("msgs_tx"):
+            bad.append(f"init_net's totals {before}: want our sockets and their traffic")
+        path = os.path.join(self.dir, "netns.child")
+        log.flush()
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                with open(path, "w") as out:
+                    try:
+                        child_bad = netns_child(tool, int(uid), out)
+                    except Exception as e:
+                        child_bad = [f"{type(e).__name__}: {e}"]
+                    for b in child_bad:
+                        out.write(f"FAIL {b}\n")
+                    code = 1 if child_bad else 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        text = open(path).read()
+        log.write(text)
+        bad += [line[5:] for line in text.splitlines() if line.startswith("FAIL ")]
+        if os.waitstatus_to_exitcode(status) and not bad:
+            bad.append(f"the child ended with status {status}")
+        after = g.stats()["module"]
+        for k in STATS:
+            if k != "sockets" and after.get(k, 0) < before.get(k, 0):
+                bad.append(f"init_net's {k} went from {before.get(k)} to {after.get(k)}: "
+                           f"another namespace's reset reached it")
+        if after.get("sockets") != before.get("sockets"):
+            bad.append(f"init_net's sockets went from {before.get('sockets')} to "
+                       f"{after.get('sockets')}: another namespace's socket counted here?")
+        log.write(f"init_net before and after: sockets {before.get('sockets')} "
+                  f"msgs_tx {before.get('msgs_tx')} -> {after.get('msgs_tx')}\n")
+        g.close()
+        return bad
+
     def cmd_text(self, log, path):
         """`smbdirect ss -a -e -p`: every column of every row, and the -e lines."""
         import re
@@ -1174,6 +1224,82 @@ def unpriv(tool, root_inodes, log=sys.stdout):
     log.write(f"uid {os.geteuid()}: raw dump and ss -a --json show its own socket {ino} "
               f"only; STATS_RESET EPERM, stats --reset: {out.stderr.strip()}\n")
     mine.close()
+    return bad
+
+
+# --- another network namespace ------------------------------------------------------
+
+CLONE_NEWNET = 0x40000000
+
+
+def netns_totals_bad(s, sockets, who):
+    """What in STATS_GET reply s is not a namespace's own: `sockets` live
+    sockets, no traffic, no device."""
+    bad = []
+    module = s.get("module", {})
+    if module.get("sockets") != sockets:
+        bad.append(f"{who}: sockets {module.get('sockets')}, want {sockets} (its own)")
+    moved = {k: module.get(k) for k in STATS if k != "sockets" and module.get(k)}
+    if moved:
+        bad.append(f"{who}: counters of traffic it never had: {moved}")
+    if s.get("devices"):
+        bad.append(f"{who}: devices it never used: {[d.get('name') for d in s['devices']]}")
+    return bad
+
+
+def netns_child(tool, uid, log=sys.stdout):
+    """In a network namespace of its own (unshared here, as root), while
+    init_net has live connections and traffic: STATS_GET shows nothing but
+    this namespace's sockets (one it makes, then none), root resets this
+    namespace's totals, and uid 65534 sees the same as root did and may not
+    reset; `smbdirect stats --json` as uid 65534 says the same."""
+    import subprocess
+    bad = []
+    if os.geteuid() != 0:
+        return ["run me as root"]
+    if libc.unshare(CLONE_NEWNET):
+        return [f"unshare(CLONE_NEWNET): {os.strerror(ctypes.get_errno())}"]
+    g = Genl()
+    bad += netns_totals_bad(g.stats(), 0, "root in a new namespace")
+    mine = new_socket(sd_family(), socket.SOCK_SEQPACKET, keepalive_off=False)
+    bad += netns_totals_bad(g.stats(), 1, "root in a new namespace with one socket")
+    try:
+        g.reset()
+    except NetlinkError as e:
+        bad.append(f"STATS_RESET by root in its namespace: {e}")
+    mine.close()
+    end = time.monotonic() + 10
+    while g.stats()["module"].get("sockets") and time.monotonic() < end:
+        time.sleep(0.1)
+    g.close()
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    g = Genl()
+    s = g.stats()
+    bad += netns_totals_bad(s, 0, f"uid {uid} in a new namespace")
+    try:
+        g.reset()
+        bad.append(f"STATS_RESET worked for uid {uid} without CAP_NET_ADMIN")
+    except NetlinkError as e:
+        if e.errno != errno.EPERM:
+            bad.append(f"STATS_RESET by uid {uid}: {e}, want EPERM")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(os.path.abspath(tool)))
+    out = subprocess.run([tool, "stats", "--json"], capture_output=True, text=True,
+                         timeout=60, env=env)
+    try:
+        shown = json.loads(out.stdout) if out.returncode == 0 else None
+    except ValueError:
+        shown = None
+    if shown is None:
+        bad.append(f"smbdirect stats --json as uid {uid}: exit {out.returncode}, "
+                   f"{out.stdout[:200]!r} {out.stderr[:200]!r}")
+    else:
+        bad += netns_totals_bad(shown, 0, f"smbdirect stats --json as uid {uid}")
+    log.write(f"a new namespace: root's and uid {uid}'s STATS_GET show its own sockets only "
+              f"(sockets {s['module'].get('sockets')}, msgs_tx {s['module'].get('msgs_tx')}, "
+              f"devices {[d.get('name') for d in s.get('devices', [])]}); "
+              f"stats --json: {out.stdout.strip()[:160]}\n")
     return bad
 
 
@@ -1487,6 +1613,7 @@ def main(argv):
         return serve(*args[:1], *(int(a) for a in args[1:2]))
     funcs = {"stats-delta": stats_delta, "stats-zero": stats_zero,
              "unpriv": lambda tool, inodes: unpriv(tool, inodes),
+             "netns": lambda tool: netns_child(tool, 65534),
              "malformed": malformed, "gone": gone,
              "fuzz": lambda seed, count: fuzz(int(seed), int(count))}
     bad = funcs[cmd](*args)

@@ -14,13 +14,16 @@
  *                              shows TCP. Optional request attributes
  *                              filter: SMBDIRECT_A_SOCK_STATE_MASK (bit per
  *                              SMBDIRECT_STATE_*), SMBDIRECT_A_SOCK_DEV_NAME.
- *   SMBDIRECT_CMD_STATS_GET    do: module-wide counters and one
- *                              SMBDIRECT_A_STATS_DEVICE nest per RDMA
- *                              device used since load (or the last reset).
- *                              Anyone may read them.
- *   SMBDIRECT_CMD_STATS_RESET  do, CAP_NET_ADMIN: zeroes the module-wide
- *                              and per-device totals (live sockets keep
- *                              their own counters).
+ *   SMBDIRECT_CMD_STATS_GET    do: the counters of the caller's network
+ *                              namespace (SMBDIRECT_A_STATS_TOP_MODULE) and
+ *                              one SMBDIRECT_A_STATS_DEVICE nest per RDMA
+ *                              device its sockets used since load (or the
+ *                              last reset). Anyone may read them; no
+ *                              namespace sees another's.
+ *   SMBDIRECT_CMD_STATS_RESET  do, CAP_NET_ADMIN over the caller's network
+ *                              namespace: zeroes that namespace's totals
+ *                              and its devices' (live sockets keep their
+ *                              own counters).
  *
  * Attributes are added at the end of each enum only; a reader ignores
  * those it does not know. Counters are u64 (NLA_U64, padded with
@@ -114,9 +117,10 @@ enum {
 };
 
 /*
- * Counters, u64 each: per socket (since it was created), per device and
- * module-wide (since load or SMBDIRECT_CMD_STATS_RESET; closed sockets'
- * counters are added in when they are freed).
+ * Counters, u64 each: per socket (since it was created), and per network
+ * namespace, in total and per device (since load or the namespace's
+ * SMBDIRECT_CMD_STATS_RESET; closed sockets' counters are added in when
+ * they are freed).
  */
 enum {
 	SMBDIRECT_A_STATS_UNSPEC,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * smbdirect stats: af_smbdirect's module-wide counters and one column per
- * RDMA device (SMBDIRECT_CMD_STATS_GET), as `smc stats` shows AF_SMC's;
- * --reset zeroes them (SMBDIRECT_CMD_STATS_RESET, CAP_NET_ADMIN) after
+ * smbdirect stats: af_smbdirect's counters of the caller's network
+ * namespace, in total and one column per RDMA device
+ * (SMBDIRECT_CMD_STATS_GET), as `smc stats` shows AF_SMC's; --reset zeroes
+ * them (SMBDIRECT_CMD_STATS_RESET, CAP_NET_ADMIN over the namespace) after
  * reading them, and prints what they were.
  */
 #include <cerrno>
@@ -34,11 +35,11 @@ constexpr OptionSpec specs[] = {
 constexpr std::string_view help =
 	"Usage: smbdirect stats [--reset] [--json]\n"
 	"\n"
-	"af_smbdirect's counters since the module was loaded or last reset: the\n"
-	"module's total and one column per RDMA device used (messages, bytes and\n"
-	"PDUs each way, RDMA reads and writes, registrations, invalidations,\n"
-	"keepalives, credit stalls, errors by kind, sockets and connections).\n"
-	"Anyone may read them.\n"
+	"af_smbdirect's counters of this network namespace since the module was\n"
+	"loaded or they were last reset: the total and one column per RDMA device\n"
+	"used (messages, bytes and PDUs each way, RDMA reads and writes,\n"
+	"registrations, invalidations, keepalives, credit stalls, errors by kind,\n"
+	"sockets and connections). Anyone may read them.\n"
 	"\n"
 	"  -r, --reset   read the counters, zero them, and print what they were\n"
 	"                (needs CAP_NET_ADMIN)\n"

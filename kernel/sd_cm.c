@@ -266,7 +266,9 @@ static void sd_cm_disconnected(struct sd_sock *sd)
 {
 	bool connecting, drain;
 
-	sd_test_disconnect_delay();
+	/* The survivor's event only: the closer's would delay it twice. */
+	if (!READ_ONCE(sd->failed))
+		sd_test_disconnect_delay();
 	/* Teardown destroys the QP under res_mutex. */
 	mutex_lock(&sd->res_mutex);
 	spin_lock_bh(&sd->lock);

@@ -31,6 +31,7 @@ static inline void sd_test_rx_delay(void)
 
 /*
  * af_smbdirect/test_disconnect_delay_ms: rdma_cm's DISCONNECTED event
+ * of a connection still open here (the survivor of the peer's close)
  * waits this long before it is handled, as it does behind other
  * connections' events in iw_cm's ordered workqueue.
  */

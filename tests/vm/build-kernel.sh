@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kernel.sh SERIES [debug|bench]
+# build-kernel.sh SERIES [debug|light|bench]
 #
 # Builds a test kernel from Debian's linux-source-SERIES: tinyconfig plus
-# tests/vm/kernel.config (plus kernel-bench.config for "bench"). Verifies that
+# tests/vm/kernel.config (plus kernel-light.config for "light", KASAN and
+# kmemleak without lockdep, or kernel-bench.config for "bench"). Verifies that
 # every option asked for survived olddefconfig, and prints the build directory
 # (bzImage, Module.symvers, usable as KDIR). Cached by source version and
 # configuration hash under ~/.cache/smbdirect/kernels/.
@@ -12,11 +13,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/apt-private.sh"
 
-series=${1:?usage: build-kernel.sh SERIES [debug|bench]}
+series=${1:?usage: build-kernel.sh SERIES [debug|light|bench]}
 variant=${2:-debug}
 frags=("$here/kernel.config")
 case $variant in
 debug) ;;
+light) frags+=("$here/kernel-light.config") ;;
 bench) frags+=("$here/kernel-bench.config") ;;
 *) echo "build-kernel: unknown variant '$variant'" >&2; exit 2 ;;
 esac

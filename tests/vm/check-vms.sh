@@ -10,8 +10,8 @@
 # built, one kernel after the other (check-vm.sh PART=prepare), so that no
 # two boots build into the same directory. Then two workers take the boots
 # from one queue, each the next as soon as its last ended:
-#   SERIES user   the user-space suites (USERSPACE_KERNELS only)
-#   SERIES smb    the SMB-stack interop (USERSPACE_KERNELS only)
+#   SERIES user   the user-space suites (USERSPACE_KERNELS only; light kernel)
+#   SERIES smb    the SMB-stack interop (USERSPACE_KERNELS only; light kernel)
 #   SERIES kernel KUnit, kselftests, cifs.ko/ksmbd transport interop
 #   demo          `make check-demo` (with "demo"): the README's command
 # Each boot's output goes to BUILD/logs/vm-JOB.log and is printed, whole,
@@ -53,17 +53,18 @@ done
 
 # The name carries the boots' contents: a new suite in a boot makes the
 # old lengths wrong, so such a change names a new file (.2: the two-party
-# suites, .3: the hostile peer moved to 7.2's smb boot, 2026-11-24).
-times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.3
+# suites, .3: the hostile peer moved to 7.2's smb boot, 2026-11-24, .4:
+# the user and smb boots and the demo on the light kernel, 2026-11-27).
+times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.4
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=900 ;;
-	*" user") est[$j]=780 ;;
-	demo) est[$j]=214 ;;
+	*" smb") est[$j]=1350 ;;
+	*" user") est[$j]=1040 ;;
+	demo) est[$j]=200 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=800 ;;
-		*) est[$j]=880 ;;
+		*" ${j% kernel} "*) est[$j]=1100 ;;
+		*) est[$j]=1460 ;;
 		esac ;;
 	esac
 done

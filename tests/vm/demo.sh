@@ -15,9 +15,12 @@ root=$1
 mkdir -p "$2"
 build=$(realpath "$2")
 series=${SD_DEMO_KERNEL:-7.2}
+# The light test kernel (KASAN and kmemleak, no lockdep: build-kernel.sh),
+# the one make check boots for the user-space suites.
+variant=${SD_DEMO_KERNEL_VARIANT:-light}
 
-echo "demo: test kernel $series (built once, then cached)"
-kdir=$("$root/tests/vm/build-kernel.sh" "$series")
+echo "demo: test kernel $series, $variant variant (built once, then cached)"
+kdir=$("$root/tests/vm/build-kernel.sh" "$series" "$variant")
 echo "demo: building af_smbdirect.ko against $kdir"
 mkdir -p "$build/demo"
 make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" \

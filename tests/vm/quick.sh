@@ -22,7 +22,8 @@ if ! flock -n 8; then
 	echo "quick: waiting for another quick.sh run to finish" >&2
 	flock 8
 fi
-kdir=$("$root/tests/vm/build-kernel.sh" "$series") || exit 1
+# SD_KERNEL_VARIANT: build-kernel.sh's variant (debug by default).
+kdir=$("$root/tests/vm/build-kernel.sh" "$series" "${SD_KERNEL_VARIANT:-debug}") || exit 1
 src=$("$root/tests/vm/fetch-kernel.sh" "$series") || exit 1
 mkdir -p "$build/logs"
 mlog=$build/logs/module-quick-$series.log

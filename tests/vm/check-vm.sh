@@ -152,7 +152,7 @@ vm_timeout=${SD_VM_TIMEOUT:-$vm_default}
 t0=$SECONDS
 SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} SD_VM_TIMEOUT=$vm_timeout \
 	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir" "$part" "$us" \
-	"$variants" "$two_party"
+	"$variants" "$two_party" "$(is_userspace_kernel && echo yes || echo no)"
 vrc=$?
 echo "== $series ($part): the VM ran $((SECONDS - t0)) s"
 if [ $vrc -ne 0 ]; then

@@ -6,7 +6,7 @@
 # and leaves everything the host judges in $SD_OUT:
 #   kunit/<suite>.tap, kunit.ktap, selftests/<name>.tap, dmesg.txt,
 #   kmemleak.txt, canary-dmesg.txt
-# Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD [VARIANTS [TWO_PARTY]]
+# Usage: check.sh SELFTEST_DIR PART USERSPACE_BUILD [VARIANTS [TWO_PARTY [USER_KERNEL]]]
 # PART: kernel (KUnit, kselftests, cifs.sh and ksmbd.sh), user (the
 # user-space suites) or smb (the other interop scripts); see check-vm.sh.
 set -u
@@ -15,6 +15,9 @@ part=$2
 export SD_US=${3:-}
 variants=${4:-all}
 two_party=${5:-}
+# USER_KERNEL no: a kernel the user-space suites do not run on; genl.sh
+# leaves the tool's command line (help, usage, "not loaded") to those.
+[ "${6:-yes}" = no ] && export SD_GENL_CLI=0
 out=$SD_OUT
 mkdir -p "$out/kunit" "$out/selftests"
 

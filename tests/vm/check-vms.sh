@@ -59,12 +59,12 @@ times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.4
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=1350 ;;
-	*" user") est[$j]=1040 ;;
-	demo) est[$j]=200 ;;
+	*" smb") est[$j]=850 ;;
+	*" user") est[$j]=650 ;;
+	demo) est[$j]=210 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=1100 ;;
-		*) est[$j]=1460 ;;
+		*" ${j% kernel} "*) est[$j]=1300 ;;
+		*) est[$j]=1450 ;;
 		esac ;;
 	esac
 done

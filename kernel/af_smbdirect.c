@@ -449,6 +449,7 @@ static void sd_connect_reset(struct sd_sock *sd)
 	sd->qp_used = false;
 	sd->active = false;
 	sd->id_owned_by_cm = false;
+	sd->id_destroying = false;
 	spin_unlock_bh(&sd->lock);
 	WRITE_ONCE(sk->sk_err, 0);
 	WRITE_ONCE(sk->sk_shutdown, 0);

@@ -286,13 +286,34 @@ static void sd_cm_disconnected(struct sd_sock *sd)
 	spin_unlock_bh(&sd->lock);
 }
 
+/*
+ * Who destroys a child's id when its CONNECT_REQUEST handler gives up:
+ * rdma_cm (the handler returns 1) unless a teardown elsewhere (device
+ * removal, which finds the child on sd_list while the handler runs)
+ * already took it to destroy; then that teardown's rdma_destroy_id(),
+ * waiting for this handler, does, and the handler must return 0. Decided
+ * under sd->lock, where sd_transport_teardown() takes it.
+ */
+static int sd_cm_child_give_up_id(struct sd_sock *child)
+{
+	bool theirs;
+
+	spin_lock_bh(&child->lock);
+	theirs = child->id_destroying;
+	if (!theirs)
+		child->id_owned_by_cm = true;
+	spin_unlock_bh(&child->lock);
+	return theirs ? 0 : 1;
+}
+
 /* A passive-side connection that never reached accept(): undo it here. */
 static int sd_cm_child_abort(struct sd_sock *child)
 {
-	child->id_owned_by_cm = true;
+	int ret = sd_cm_child_give_up_id(child);
+
 	sd_child_drop(child, false);
 	/* Non-zero: rdma_cm destroys the new id itself. */
-	return 1;
+	return ret;
 }
 
 /*
@@ -374,12 +395,15 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	}
 	spin_unlock_bh(&sd_accept_lock);
 	if (!ok) {
-		child->id_owned_by_cm = true;
+		int ret = sd_cm_child_give_up_id(child);
+
 		sd_transport_teardown(child);
 		sock_put(&child->sk);
-		goto reject;
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return ret;
 	}
 
+	sd_test_request_delay();
 	if (sd_core_start(child, SD_CORE_ROLE_SERVER) || sd_qp_create(child))
 		goto abort;
 	if (child->transport == SMBDIRECT_TRANSPORT_IWARP &&
@@ -403,9 +427,18 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 		     legacy || child->transport != SMBDIRECT_TRANSPORT_IWARP ||
 		     peer_ird || peer_ord);
 	sd_cm_conn_param(child, &p, ird_ord, legacy);
-	if (rdma_accept(id, &p))
+	/*
+	 * A teardown elsewhere (device removal) may have destroyed the QP
+	 * since sd_qp_create(): accept only with the QP still there, and
+	 * under res_mutex, which that teardown destroys it under.
+	 */
+	mutex_lock(&child->res_mutex);
+	if (child->dying || !child->qp || rdma_accept(id, &p)) {
+		mutex_unlock(&child->res_mutex);
 		goto abort;
+	}
 	child->qp_used = true;
+	mutex_unlock(&child->res_mutex);
 	return 0;
 
 abort:

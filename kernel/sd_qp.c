@@ -342,9 +342,22 @@ void sd_transport_teardown(struct sd_sock *sd)
 	mutex_unlock(&sd->res_mutex);
 
 	if (id) {
+		bool destroy;
+
 		sd_list_del(sd);
+		/*
+		 * One destroyer: rdma_cm (a CONNECT_REQUEST handler gave the
+		 * id up, sd_cm.c) or the first teardown to get here. A second
+		 * one, the handler's own while another waits in
+		 * rdma_destroy_id() for it, must not.
+		 */
+		spin_lock_bh(&sd->lock);
+		destroy = !sd->id_owned_by_cm && !sd->id_destroying;
+		if (destroy)
+			sd->id_destroying = true;
+		spin_unlock_bh(&sd->lock);
 		/* Waits for a running handler; none can start afterwards. */
-		if (!sd->id_owned_by_cm)
+		if (destroy)
 			rdma_destroy_id(id);
 		sd->cm_id = NULL;
 		/* No handler runs now: a removal work queued for it is moot. */

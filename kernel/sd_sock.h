@@ -219,6 +219,7 @@ struct sd_sock {
 	bool connect_twork_queued;
 	struct callback_head connect_twork;
 	bool id_owned_by_cm;	/* rdma_cm destroys cm_id (handler returned 1) */
+	bool id_destroying;	/* teardown destroys cm_id; under lock */
 
 	spinlock_t lock;	/* see the order at the top of this file */
 	struct sd_core_conn core;

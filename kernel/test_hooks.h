@@ -8,6 +8,7 @@
  * and let tests force rare orders of events.
  */
 #ifdef SMBDIRECT_KUNIT
+#include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/delay.h>
 
@@ -44,11 +45,31 @@ static inline void sd_test_disconnect_delay(void)
 	if (ms)
 		msleep(ms);
 }
+
+/*
+ * af_smbdirect/test_request_delay_ms: rdma_cm's CONNECT_REQUEST handler
+ * waits this long once the new child is visible (to device removal and
+ * the listener) and before its QP exists; test_requests_delayed counts
+ * the handlers that entered the wait, so a test knows when to strike.
+ */
+extern u32 af_smbdirect_test_request_delay_ms;
+extern atomic_t af_smbdirect_test_requests_delayed;
+
+static inline void sd_test_request_delay(void)
+{
+	u32 ms = READ_ONCE(af_smbdirect_test_request_delay_ms);
+
+	if (ms) {
+		atomic_inc(&af_smbdirect_test_requests_delayed);
+		msleep(ms);
+	}
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
 static inline void sd_test_rx_delay(void) {}
 static inline void sd_test_disconnect_delay(void) {}
+static inline void sd_test_request_delay(void) {}
 #endif
 
 #endif

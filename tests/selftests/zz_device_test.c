@@ -25,6 +25,33 @@ static int run(const char *fmt, const char *a, const char *b)
 	return system(cmd);
 }
 
+#define REQ_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_request_delay_ms"
+#define REQ_DELAYED "/sys/kernel/debug/af_smbdirect/test_requests_delayed"
+
+static int hook_write(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+static long hook_read(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -EIO;
+}
+
 static void restore_all(void)
 {
 	static const struct sd_target rxe = SD_TARGET_RXE4, siw = SD_TARGET_SIW4;
@@ -78,6 +105,8 @@ FIXTURE_TEARDOWN(dev)
 	for (i = 0; i < 5; i++)
 		if (self->fds[i] >= 0)
 			close(self->fds[i]);
+	if (!access(REQ_DELAY_HOOK, W_OK))
+		hook_write(REQ_DELAY_HOOK, "0");
 	restore_all();
 }
 
@@ -573,6 +602,110 @@ TEST_F_TIMEOUT(dev, link_deleted_while_connecting, 240)
 	sd_sleep_ms(1000);
 	k = sd_pair_type(&variant->t, SOCK_STREAM, &self->fds[1], &self->fds[2], &why);
 	ASSERT_EQ(0, k) TH_LOG("after re-adding %s, %s: %s", self->link, why, strerror(-k));
+	sd_set_timeouts(self->fds[1], SD_STEP_MS);
+	sd_set_timeouts(self->fds[2], SD_STEP_MS);
+	ASSERT_EQ(0, sd_stream_send(self->fds[1], "back", 4));
+	EXPECT_EQ(4, sd_stream_recv(self->fds[2], buf, sizeof(buf)));
+}
+
+/*
+ * The device goes while a CONNECT_REQUEST handler is half-way: the new
+ * child is already on the module's list (device removal finds it) and in
+ * the listener's queue, its QP not yet made. Before the fix device
+ * removal tore the child down and destroyed its rdma_cm id while the
+ * handler, failing to make the QP, had rdma_cm destroy the same id: a
+ * use-after-free in rdma_destroy_id() (KASAN in the VM's dmesg, which the
+ * harness fails on). The test build's hook holds the handler 6 s at that
+ * point; the link is deleted while it waits.
+ */
+TEST_F_TIMEOUT(dev, link_deleted_during_connect_request, 120)
+{
+	struct sockaddr_storage ss;
+	long before, t0;
+	int port, c, k, status;
+	socklen_t len;
+	char buf[8];
+	pid_t pid;
+
+	if (access(REQ_DELAY_HOOK, W_OK))
+		SKIP(return, "needs the test build's %s", REQ_DELAY_HOOK);
+	/*
+	 * On the wildcard address, as servers listen: its rdma_cm id is on
+	 * no device, so device removal meets the child first. (A listener
+	 * on the device's address goes first, and its teardown waits for
+	 * the handler, which then finishes the child: no race.)
+	 */
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_family = variant->t.af;
+	len = variant->t.af == AF_INET ? sizeof(struct sockaddr_in) :
+		sizeof(struct sockaddr_in6);
+	self->fds[0] = sd_socket(SOCK_STREAM);
+	ASSERT_LE(0, self->fds[0]);
+	ASSERT_EQ(0, bind(self->fds[0], (struct sockaddr *)&ss, len)) TH_LOG("bind: %s",
+									   strerror(errno));
+	ASSERT_EQ(0, listen(self->fds[0], 4));
+	len = sizeof(ss);
+	ASSERT_EQ(0, getsockname(self->fds[0], (struct sockaddr *)&ss, &len));
+	port = sd_port_of(&ss);
+	ASSERT_LT(0, port);
+	before = hook_read(REQ_DELAYED);
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, hook_write(REQ_DELAY_HOOK, "6000"));
+	c = sd_socket(SOCK_STREAM | SOCK_NONBLOCK);
+	ASSERT_LE(0, c);
+	self->fds[1] = c;
+	len = sd_addr(&variant->t, port, &ss);
+	k = connect(c, (struct sockaddr *)&ss, len);
+	ASSERT_TRUE(k == 0 || errno == EINPROGRESS) TH_LOG("connect: %s", strerror(errno));
+	/* The handler has the request and waits in the hook. */
+	t0 = sd_now_ms();
+	while (hook_read(REQ_DELAYED) == before && sd_now_ms() - t0 < 10000)
+		sd_sleep_ms(20);
+	hook_write(REQ_DELAY_HOOK, "0");
+	ASSERT_LT(before, hook_read(REQ_DELAYED)) TH_LOG("no connect request reached the handler");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		execlp("rdma", "rdma", "link", "delete", self->link, (char *)NULL);
+		_exit(127);
+	}
+	status = wait_pid_ms(pid, 40000);
+	TH_LOG("rdma link delete %s: status %d after %ld ms", self->link, status,
+	       sd_now_ms() - t0);
+	if (status == -1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(0) TH_LOG("rdma link delete hung");
+	}
+	ASSERT_EQ(0, status);
+	/* The connection never came to be: the connecting end failed. */
+	EXPECT_TRUE(sd_poll(c, POLLOUT, 10000) & (POLLERR | POLLHUP));
+	EXPECT_EQ(-1, send(c, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT));
+	/*
+	 * A child that made it to the queue is dead too. (The wildcard
+	 * listener lives on and blocks in accept(): look first.)
+	 */
+	k = sd_poll(self->fds[0], POLLIN, 1000);
+	k = k > 0 && (k & POLLIN) ? accept4(self->fds[0], NULL, NULL, SOCK_NONBLOCK) : -1;
+	if (k >= 0) {
+		EXPECT_TRUE(sd_poll(k, POLLOUT, 10000) & (POLLERR | POLLHUP));
+		close(k);
+	}
+	close(c);
+	self->fds[1] = -1;
+
+	if (!strcmp(variant->t.kind, "rxe"))
+		k = run("rdma link add %s type rxe netdev %s", self->link, variant->t.netdev);
+	else
+		k = run("rdma link add %s type siw netdev %s", self->link, variant->t.netdev);
+	ASSERT_EQ(0, k);
+	sd_sleep_ms(1000);
+	/* The wildcard listener lives on: the device is back under it. */
+	self->fds[1] = sd_connect_type(&variant->t, SOCK_STREAM, port);
+	ASSERT_LE(0, self->fds[1]) TH_LOG("after re-adding %s: connect: %s", self->link,
+					  strerror(-self->fds[1]));
+	self->fds[2] = sd_accept_ms(self->fds[0], 10000);
+	ASSERT_LE(0, self->fds[2]) TH_LOG("accept: %s", strerror(-self->fds[2]));
 	sd_set_timeouts(self->fds[1], SD_STEP_MS);
 	sd_set_timeouts(self->fds[2], SD_STEP_MS);
 	ASSERT_EQ(0, sd_stream_send(self->fds[1], "back", 4));

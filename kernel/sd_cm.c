@@ -201,6 +201,7 @@ static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
 	if (err)
 		return err;
 	sd_cm_save_addrs(sd, id);
+	sd_test_route_delay();
 	if (sd_cm_connect_elsewhere(sd))
 		return 0;
 	err = sd_cm_do_connect(sd, id, true);

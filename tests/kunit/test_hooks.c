@@ -7,7 +7,8 @@
  * verdict, and requires a KASAN report naming this module: a run whose
  * detector is dead must not pass.
  *
- * af_smbdirect/test_rx_delay_ms, test_disconnect_delay_ms: see test_hooks.h.
+ * af_smbdirect/test_rx_delay_ms, test_disconnect_delay_ms,
+ * test_route_delay_ms, test_route_delayed: see test_hooks.h.
  */
 #include <linux/compiler.h>
 #include <linux/debugfs.h>
@@ -20,6 +21,8 @@ static struct dentry *af_smbdirect_test_dir;
 
 u32 af_smbdirect_test_rx_delay_ms;
 u32 af_smbdirect_test_disconnect_delay_ms;
+u32 af_smbdirect_test_route_delay_ms;
+u32 af_smbdirect_test_route_delayed;
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -55,6 +58,10 @@ void af_smbdirect_test_hooks_init(void)
 			   &af_smbdirect_test_rx_delay_ms);
 	debugfs_create_u32("test_disconnect_delay_ms", 0600, af_smbdirect_test_dir,
 			   &af_smbdirect_test_disconnect_delay_ms);
+	debugfs_create_u32("test_route_delay_ms", 0600, af_smbdirect_test_dir,
+			   &af_smbdirect_test_route_delay_ms);
+	debugfs_create_u32("test_route_delayed", 0400, af_smbdirect_test_dir,
+			   &af_smbdirect_test_route_delayed);
 }
 
 void af_smbdirect_test_hooks_exit(void)

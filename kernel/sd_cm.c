@@ -64,6 +64,22 @@ static void sd_cm_fail(struct sd_sock *sd, int err)
 	spin_unlock_bh(&sd->lock);
 }
 
+/*
+ * siw makes the TCP socket of an iWARP connection in the network namespace
+ * of the task that calls rdma_connect(), not in the id's: only a task of
+ * the socket's own namespace may call it. From anywhere else the
+ * connection would leave from another namespace (a container's socket
+ * from the host's, to its loopback and its services). rdma_cm's handlers
+ * run in kworkers of init_net.
+ */
+static bool sd_cm_connect_ns_ok(const struct sd_sock *sd)
+{
+	const struct nsproxy *ns = current->nsproxy;
+
+	return sd->transport != SMBDIRECT_TRANSPORT_IWARP ||
+	       (ns && net_eq(sock_net(&sd->sk), ns->net_ns));
+}
+
 static int sd_cm_do_connect(struct sd_sock *sd, struct rdma_cm_id *id,
 			    bool in_handler)
 {
@@ -71,6 +87,8 @@ static int sd_cm_do_connect(struct sd_sock *sd, struct rdma_cm_id *id,
 	__be32 ird_ord[2];
 	int err;
 
+	if (!sd_cm_connect_ns_ok(sd))
+		return -ECONNABORTED;
 	sd_cm_conn_param(sd, &p, ird_ord,
 			 sd->transport == SMBDIRECT_TRANSPORT_IWARP);
 	/* Inside the handler: rdma_connect() would take its mutex again. */
@@ -98,7 +116,8 @@ void sd_cm_connector_put(struct sd_sock *sd)
 /*
  * The connect the route handler left (socket lock held, in the context
  * of the task that called connect()): a connect() waiting for the
- * connection runs it, else the task work queued to that task does.
+ * connection runs it, else the task work queued to that task does. A
+ * task that moved to another namespace since (setns()) fails it.
  */
 void sd_cm_connect_deferred(struct sd_sock *sd)
 {
@@ -141,39 +160,38 @@ static void sd_cm_connect_twork(struct callback_head *cb)
 }
 
 /*
- * siw opens the TCP connection of an iWARP connect in the namespace of
- * the task that calls rdma_connect(), not in the id's. The route handler
- * runs in a kworker of the initial namespace, so a socket in another
- * namespace hands its connect to the task that called connect(): wakes
- * it if it waits in connect(), else interrupts it with a task work (as a
- * signal does, without one; poll() and connect() restart). True if the
- * connect was handed over.
+ * The connect of an iWARP socket outside the kworker's namespace (see
+ * sd_cm_connect_ns_ok()) goes to the task that called connect(): woken if
+ * it waits in connect(), else interrupted with a task work (as a signal
+ * does, without one; poll() and connect() restart). 0 if handed over, or
+ * nothing to connect (the socket failed meanwhile); -ECONNABORTED if no
+ * task can take it: a kernel socket connected from a kernel thread, or the
+ * task exited. Never connects from here.
  */
-static bool sd_cm_connect_elsewhere(struct sd_sock *sd)
+static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 {
 	struct sock *sk = &sd->sk;
 	struct task_struct *t;
+	bool failed;
 	int err;
 
-	if (sd->transport != SMBDIRECT_TRANSPORT_IWARP ||
-	    net_eq(sock_net(sk), current->nsproxy->net_ns))
-		return false;
 	spin_lock_bh(&sd->lock);
 	t = sd->connector;
-	if (!t || sd->failed) {
+	failed = sd->failed;
+	if (failed || !t) {
 		spin_unlock_bh(&sd->lock);
-		return false;
+		return failed ? 0 : -ECONNABORTED;
 	}
 	sd->connect_deferred = true;
 	if (sd->connector_waits) {
 		spin_unlock_bh(&sd->lock);
 		sk->sk_state_change(sk);
-		return true;
+		return 0;
 	}
 	/* One from an earlier attempt has not run yet: it takes this one. */
 	if (sd->connect_twork_queued) {
 		spin_unlock_bh(&sd->lock);
-		return true;
+		return 0;
 	}
 	sd->connect_twork_queued = true;
 	get_task_struct(t);
@@ -183,14 +201,14 @@ static bool sd_cm_connect_elsewhere(struct sd_sock *sd)
 	err = task_work_add(t, &sd->connect_twork, TWA_SIGNAL);
 	put_task_struct(t);
 	if (!err)
-		return true;
-	/* The task is exiting: connect from here, as before. */
+		return 0;
+	/* The task is past its last task work: nobody to connect from. */
 	sock_put(sk);
 	spin_lock_bh(&sd->lock);
 	sd->connect_deferred = false;
 	sd->connect_twork_queued = false;
 	spin_unlock_bh(&sd->lock);
-	return false;
+	return -ECONNABORTED;
 }
 
 static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
@@ -201,8 +219,9 @@ static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)
 	if (err)
 		return err;
 	sd_cm_save_addrs(sd, id);
-	if (sd_cm_connect_elsewhere(sd))
-		return 0;
+	sd_test_route_delay();
+	if (!sd_cm_connect_ns_ok(sd))
+		return sd_cm_connect_elsewhere(sd);
 	err = sd_cm_do_connect(sd, id, true);
 	sd_cm_connector_put(sd);
 	return err;

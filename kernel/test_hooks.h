@@ -64,12 +64,33 @@ static inline void sd_test_request_delay(void)
 		msleep(ms);
 	}
 }
+
+/*
+ * af_smbdirect/test_route_delay_ms: the ROUTE_RESOLVED handler of a
+ * connecting socket waits this long once its QP exists, before it
+ * connects or hands the connect over; test_route_delayed counts the
+ * waits begun. A test can shut the socket down while the handler runs.
+ */
+extern u32 af_smbdirect_test_route_delay_ms;
+extern u32 af_smbdirect_test_route_delayed;
+
+static inline void sd_test_route_delay(void)
+{
+	u32 ms = READ_ONCE(af_smbdirect_test_route_delay_ms);
+
+	if (ms) {
+		WRITE_ONCE(af_smbdirect_test_route_delayed,
+			   READ_ONCE(af_smbdirect_test_route_delayed) + 1);
+		msleep(ms);
+	}
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
 static inline void sd_test_rx_delay(void) {}
 static inline void sd_test_disconnect_delay(void) {}
 static inline void sd_test_request_delay(void) {}
+static inline void sd_test_route_delay(void) {}
 #endif
 
 #endif

@@ -8,7 +8,8 @@
  * detector is dead must not pass.
  *
  * af_smbdirect/test_rx_delay_ms, test_disconnect_delay_ms,
- * test_request_delay_ms, test_requests_delayed: see test_hooks.h.
+ * test_request_delay_ms, test_requests_delayed, test_route_delay_ms,
+ * test_route_delayed: see test_hooks.h.
  */
 #include <linux/compiler.h>
 #include <linux/debugfs.h>
@@ -23,6 +24,8 @@ u32 af_smbdirect_test_rx_delay_ms;
 u32 af_smbdirect_test_disconnect_delay_ms;
 u32 af_smbdirect_test_request_delay_ms;
 atomic_t af_smbdirect_test_requests_delayed = ATOMIC_INIT(0);
+u32 af_smbdirect_test_route_delay_ms;
+u32 af_smbdirect_test_route_delayed;
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -62,6 +65,10 @@ void af_smbdirect_test_hooks_init(void)
 			   &af_smbdirect_test_request_delay_ms);
 	debugfs_create_atomic_t("test_requests_delayed", 0400, af_smbdirect_test_dir,
 				&af_smbdirect_test_requests_delayed);
+	debugfs_create_u32("test_route_delay_ms", 0600, af_smbdirect_test_dir,
+			   &af_smbdirect_test_route_delay_ms);
+	debugfs_create_u32("test_route_delayed", 0400, af_smbdirect_test_dir,
+			   &af_smbdirect_test_route_delayed);
 }
 
 void af_smbdirect_test_hooks_exit(void)

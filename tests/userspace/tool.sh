@@ -336,9 +336,13 @@ for k in keys:
     v = r
     for part in k.split("."):
         v = v[part]
-    # The guest's clock may tick coarsely (a 4 ms step was seen): one
-    # operation inside a tick measures 0, so the minimum may be 0.
-    if not isinstance(v, (int, float)) or v < 0 or (v == 0 and k != "latency_us.min"):
+    # The guest's clock may tick coarsely (a 4 ms step was seen; a loaded
+    # host makes the guest drop its TSC for jiffies): one operation inside
+    # a tick measures 0, so the minimum may be 0, and the median too when
+    # most operations are shorter than a tick (pooled register+deregister
+    # at ~1.9 ms each, 2026-11-27). The mean and the maximum still must not.
+    if not isinstance(v, (int, float)) or v < 0 or \
+            (v == 0 and k not in ("latency_us.min", "latency_us.p50")):
         bad.append(f"{k}={v}")
 if r["test"] != sys.argv[2] or r["verified"] is not True:
     bad.append(f"test/verified {r['test']} {r['verified']}")

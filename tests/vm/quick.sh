@@ -45,6 +45,9 @@ for f in "$out"/tap/*.tap; do
 	[ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }
 done
 grep -q '^not ok' "$out"/tap/*.tap 2>/dev/null && rc=1
+# A script that ended badly without a failing case (it could not start,
+# timed out) fails too.
+grep -q '^# exit [1-9]' "$out"/tap/*.tap 2>/dev/null && rc=1
 if ! "$root/tests/vm/scan-dmesg.sh" "$out/dmesg.txt" "$out/kmemleak.txt"; then
 	rc=1
 fi

@@ -13,7 +13,7 @@
 #
 # Environment: SD_VM_TIMEOUT (seconds, default 1500), SD_VM_MEM (default 3G),
 # SD_MODULE_DIR (build directory holding af_smbdirect.ko), SD_VM_QUIET=1 to
-# keep the console off stdout.
+# keep the console off stdout, SD_VM_APPEND (more kernel parameters).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -38,7 +38,7 @@ append="console=ttyS0 loglevel=4 log_buf_len=8M panic=-1 oops=panic kasan_multi_
 	rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose
 	init=$root/tests/vm/guest-init.sh
 	SD_REPO=$root SD_SCRIPT=$script SD_MODULE_DIR=${SD_MODULE_DIR:-}
-	SD_KVER=$(basename "$kdir")"
+	SD_KVER=$(basename "$kdir") ${SD_VM_APPEND:-}"
 append=$(echo $append)
 
 # la57=off: with 5-level paging, an interrupt arriving during early CPU

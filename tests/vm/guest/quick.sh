@@ -11,6 +11,7 @@ insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { dmesg > "$out/dmesg.txt"; exit 1; }
 for t in "$@"; do
 	name=$(basename "$t" .sh)
 	echo "guest: $t"
+	start=$SECONDS
 	case $t in
 	*.sh) SD_SELFTESTS=$selftests timeout 900 bash "$SD_REPO/$t" ;;
 	# a kselftest by its source path or name (tests/selftests/socket_test):
@@ -20,6 +21,7 @@ for t in "$@"; do
 		(cd "$selftests" && timeout 600 "$b") ;;
 	esac > "$out/tap/$name.tap" 2>&1
 	echo "# exit $?" >> "$out/tap/$name.tap"
+	echo "guest: $t took $((SECONDS - start)) s"
 done
 rmmod af_smbdirect || echo "guest: rmmod failed" >> "$out/tap/rmmod.tap"
 if [ -w /sys/kernel/debug/kmemleak ]; then

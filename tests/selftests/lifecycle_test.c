@@ -18,18 +18,6 @@
 /* ... and rdma_cm's DISCONNECTED event waits this many ms. */
 #define DISCONNECT_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_disconnect_delay_ms"
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
 FIXTURE(life) {
 	int c, s;
 	pid_t child;
@@ -51,9 +39,9 @@ FIXTURE_TEARDOWN(life)
 	sd_teardown_pair(self->c, self->s, self->child);
 	/* A test that failed half-way must not slow down the rest. */
 	if (!access(RX_DELAY_HOOK, W_OK))
-		write_str(RX_DELAY_HOOK, "0");
+		sd_write_str(RX_DELAY_HOOK, "0");
 	if (!access(DISCONNECT_DELAY_HOOK, W_OK))
-		write_str(DISCONNECT_DELAY_HOOK, "0");
+		sd_write_str(DISCONNECT_DELAY_HOOK, "0");
 }
 
 /* Waits for a child with a deadline; returns its exit code, or -1. */
@@ -157,7 +145,7 @@ TEST_F_TIMEOUT(life, close_right_after_accept_reads_eof, 240)
 		char c;
 
 		if (i == 20 && hook)
-			ASSERT_EQ(0, write_str(RX_DELAY_HOOK, "300"));
+			ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "300"));
 		lfd = sd_listen_type(&variant->t, SOCK_SEQPACKET, 4, &j.port);
 		ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
 		ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
@@ -178,7 +166,7 @@ TEST_F_TIMEOUT(life, close_right_after_accept_reads_eof, 240)
 		self->c = -1;
 	}
 	if (hook)
-		ASSERT_EQ(0, write_str(RX_DELAY_HOOK, "0"));
+		ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "0"));
 }
 
 /*
@@ -271,7 +259,7 @@ TEST_F_TIMEOUT(life, disconnect_never_overtakes_data, 60)
 	if (access(RX_DELAY_HOOK, W_OK))
 		SKIP(return, "needs the test build's %s", RX_DELAY_HOOK);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, write_str(RX_DELAY_HOOK, "300"));
+	ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "300"));
 	for (i = 0; i < 3; i++)
 		n[i] = send(self->s, msgs[i], strlen(msgs[i]) + 1, MSG_NOSIGNAL);
 	/* close() waits until the peer's device has everything. */
@@ -281,7 +269,7 @@ TEST_F_TIMEOUT(life, disconnect_never_overtakes_data, 60)
 		n[i] = recv(self->c, got[i], sizeof(got[i]), 0);
 		e[i] = errno;
 	}
-	ASSERT_EQ(0, write_str(RX_DELAY_HOOK, "0"));
+	ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "0"));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ((ssize_t)strlen(msgs[i]) + 1, n[i])
 			TH_LOG("message %d: %s", i, n[i] < 0 ? strerror(e[i]) : "short or EOF");
@@ -311,7 +299,7 @@ TEST_F_TIMEOUT(life, orderly_close_behind_slow_disconnect_event, 60)
 		SKIP(return, "needs the test build's %s", DISCONNECT_DELAY_HOOK);
 	PAIR(SOCK_SEQPACKET);
 	sd_set_timeouts(self->c, 30000);
-	ASSERT_EQ(0, write_str(DISCONNECT_DELAY_HOOK, "4000"));
+	ASSERT_EQ(0, sd_write_str(DISCONNECT_DELAY_HOOK, "4000"));
 	ASSERT_EQ(4, send(self->s, "bye", 4, MSG_NOSIGNAL));
 	close(self->s);
 	self->s = -1;
@@ -320,7 +308,7 @@ TEST_F_TIMEOUT(life, orderly_close_behind_slow_disconnect_event, 60)
 	n = recv(self->c, got, sizeof(got), 0);
 	e = errno;
 	/* Before the event is handled: later tests must not wait for it. */
-	write_str(DISCONNECT_DELAY_HOOK, "0");
+	sd_write_str(DISCONNECT_DELAY_HOOK, "0");
 	EXPECT_EQ(0, n) TH_LOG("after the peer's orderly close: %s",
 			       n < 0 ? strerror(e) : "more data");
 }

@@ -44,18 +44,6 @@
 #define ROUTE_DELAYED "/sys/kernel/debug/af_smbdirect/test_route_delayed"
 #define ROUTE_DELAY_MS 1500
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
 FIXTURE(netns) {
 	int l;			/* TCP listener on PEER_ADDR in init_net */
 	int port;
@@ -85,7 +73,7 @@ FIXTURE_TEARDOWN(netns)
 	if (self->l >= 0)
 		close(self->l);
 	if (!access(ROUTE_DELAY_HOOK, W_OK))
-		write_str(ROUTE_DELAY_HOOK, "0");
+		sd_write_str(ROUTE_DELAY_HOOK, "0");
 }
 
 /* Messages of the child, as TAP comments. */
@@ -564,7 +552,7 @@ static void run_case(struct __test_metadata *_metadata,
 		if (access(ROUTE_DELAY_HOOK, W_OK))
 			SKIP(return, "needs the test build's %s", ROUTE_DELAY_HOOK);
 		snprintf(ms, sizeof(ms), "%d", ROUTE_DELAY_MS);
-		ASSERT_EQ(0, write_str(ROUTE_DELAY_HOOK, ms));
+		ASSERT_EQ(0, sd_write_str(ROUTE_DELAY_HOOK, ms));
 	}
 	fflush(stderr);
 	pid = fork();
@@ -578,7 +566,7 @@ static void run_case(struct __test_metadata *_metadata,
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	if (order == SHUTDOWN_FIRST)
-		write_str(ROUTE_DELAY_HOOK, "0");
+		sd_write_str(ROUTE_DELAY_HOOK, "0");
 	c = sd_accept_ms(self->l, 200);
 	if (c >= 0) {
 		getpeername(c, (struct sockaddr *)&from, &len);

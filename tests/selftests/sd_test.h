@@ -166,6 +166,19 @@ static inline void sd_sleep_ms(long ms)
 		;
 }
 
+/* Writes the string s to the file at path (sysfs, debugfs, procfs). */
+static inline int sd_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
 static inline int sd_read_long(const char *path, long *value)
 {
 	char buf[64] = {};

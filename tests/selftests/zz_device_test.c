@@ -41,15 +41,10 @@ static int hook_write(const char *path, const char *v)
 
 static long hook_read(const char *path)
 {
-	char buf[32] = "";
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
+	long v = 0;
+	int r = sd_read_long(path, &v);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -EIO;
+	return r ? r : v;
 }
 
 static void restore_all(void)

@@ -362,6 +362,17 @@ static void sd_inherit_sock(struct sock *child, const struct sock *parent)
 	}
 }
 
+/*
+ * Whether the listener takes one more child: still listening, and fewer
+ * children (negotiating or waiting for accept()) than its backlog.
+ */
+static bool sd_cm_listener_has_room(const struct sd_sock *lsd)
+	__must_hold(&sd_accept_lock)
+{
+	return lsd->state == SD_LISTENING && !lsd->failed &&
+	       lsd->nr_children < max_t(u32, READ_ONCE(lsd->sk.sk_max_ack_backlog), 1);
+}
+
 static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev)
 {
@@ -378,9 +389,9 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	u32 peer_ird = req->initiator_depth, peer_ord = req->responder_resources;
 	bool ok;
 
+	/* A first look, so that a full listener allocates nothing. */
 	spin_lock_bh(&sd_accept_lock);
-	ok = lsd->state == SD_LISTENING && !lsd->failed &&
-	     lsd->nr_children < max_t(u32, READ_ONCE(lsd->sk.sk_max_ack_backlog), 1);
+	ok = sd_cm_listener_has_room(lsd);
 	spin_unlock_bh(&sd_accept_lock);
 	if (!ok)
 		goto reject;
@@ -404,8 +415,13 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	sd_list_add(child);
 	sd_cm_save_addrs(child, id);
 
+	/*
+	 * The check that counts: with the link in one critical section, so
+	 * that requests handled side by side (rdma_cm runs them on several
+	 * workers) cannot all pass it and overshoot the backlog.
+	 */
 	spin_lock_bh(&sd_accept_lock);
-	ok = lsd->state == SD_LISTENING;
+	ok = sd_cm_listener_has_room(lsd);
 	if (ok) {
 		child->parent = lsd;
 		sock_hold(&lsd->sk);

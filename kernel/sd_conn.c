@@ -9,6 +9,7 @@
 #include <linux/workqueue.h>
 
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 /* Every listener's child lists; child->parent. */
 DEFINE_SPINLOCK(sd_accept_lock);
@@ -286,6 +287,7 @@ int sd_core_start(struct sd_sock *sd, unsigned int role)
 	cfg.max_read_write_size = sd->opts.max_read_write_size;
 	cfg.keepalive_interval_ms = sock_flag(&sd->sk, SOCK_KEEPOPEN) ?
 				    sd->opts.keepalive_interval * 1000 : 0;
+	cfg.negotiate_timeout_ms = sd_test_negotiate_timeout(cfg.negotiate_timeout_ms);
 	spin_lock_bh(&sd->lock);
 	err = sd_core_conn_init(&sd->core, &cfg);
 	sd->core_ready = !err;

@@ -596,8 +596,11 @@ TEST_F(flood, listener_close)
 
 /*
  * Below the half-open bounds the backlog still holds: a listener with a
- * backlog of 2 answers 2 of 4 requests and counts the other 2 as
- * listen_overflows, not as half-open drops.
+ * backlog of 2 answers 2 of 4 requests and counts the others as
+ * listen_overflows, not as half-open drops. Over iWARP the layers below
+ * get listen()'s backlog too (rdma_listen(): iw_cm, siw's TCP listener)
+ * and may refuse a request before it reaches us: seen once on siw6, 2
+ * rejected and 1 counted.
  */
 TEST_F(flood, backlog_overflow)
 {
@@ -615,7 +618,10 @@ TEST_F(flood, backlog_overflow)
 	EXPECT_EQ(2, rej);
 	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
 	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
-	EXPECT_EQ(2, (int)(over1 - over0));
+	EXPECT_LE(1, (int)(over1 - over0));
+	EXPECT_GE(rej, (int)(over1 - over0));
+	if (variant->t.transport != SMBDIRECT_TRANSPORT_IWARP)
+		EXPECT_EQ(2, (int)(over1 - over0));
 	EXPECT_EQ(0, (int)(drops1 - drops0));
 	flood_release(&self->f);
 	close(fd);

@@ -272,8 +272,8 @@ static void sd_listener_close(struct sd_sock *sd)
 	list_splice_init(&sd->pending, &children);
 	list_splice_tail_init(&sd->ready, &children);
 	list_for_each_entry(child, &children, child_node)
-		child->parent = NULL;
-	sd->nr_children = 0;
+		sd_child_forget(child);
+	WARN_ON_ONCE(sd->nr_children || sd->nr_half_open);
 	spin_unlock_bh(&sd_accept_lock);
 	list_for_each_entry_safe(child, tmp, &children, child_node) {
 		list_del_init(&child->child_node);
@@ -571,11 +571,8 @@ static struct sd_sock *sd_accept_pop(struct sd_sock *sd)
 
 	spin_lock_bh(&sd_accept_lock);
 	child = list_first_entry_or_null(&sd->ready, struct sd_sock, child_node);
-	if (child) {
-		list_del_init(&child->child_node);
-		child->parent = NULL;
-		sd->nr_children--;
-	}
+	if (child)
+		sd_child_unlink(child);
 	spin_unlock_bh(&sd_accept_lock);
 	return child;
 }

@@ -362,6 +362,46 @@ static void sd_inherit_sock(struct sock *child, const struct sock *parent)
 	}
 }
 
+/*
+ * Whether the listener takes one more child: 0 when it does, -ECONNREFUSED
+ * when it no longer listens, -ENOBUFS when its backlog is full (children
+ * negotiating or waiting for accept()), -EAGAIN when it or its network
+ * namespace holds as many half-open children as the module parameters
+ * allow (sd_listen_verdict()).
+ */
+static int sd_cm_listener_room(struct sd_sock *lsd)
+	__must_hold(&sd_accept_lock)
+{
+	struct sd_listen_load l;
+
+	if (lsd->state != SD_LISTENING || lsd->failed)
+		return -ECONNREFUSED;
+	sd_listen_limits(&l);
+	l.children = lsd->nr_children;
+	l.backlog = READ_ONCE(lsd->sk.sk_max_ack_backlog);
+	l.half_open = lsd->nr_half_open;
+	l.ns_half_open = *sd_stats_ns_half_open(lsd);
+	switch (sd_listen_verdict(&l)) {
+	case SD_LISTEN_TAKE:
+		return 0;
+	case SD_LISTEN_OVERFLOW:
+		return -ENOBUFS;
+	default:
+		return -EAGAIN;
+	}
+}
+
+/* A request refused for want of room counts on the listener. */
+static void sd_cm_count_refusal(struct sd_sock *lsd, int err)
+{
+	spin_lock_bh(&lsd->lock);
+	if (err == -ENOBUFS)
+		sd_stat_add(lsd, SD_STAT_LISTEN_OVERFLOWS, 1);
+	else if (err == -EAGAIN)
+		sd_stat_add(lsd, SD_STAT_LISTEN_HALF_OPEN_DROPS, 1);
+	spin_unlock_bh(&lsd->lock);
+}
+
 static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 			 struct rdma_cm_event *ev)
 {
@@ -376,14 +416,16 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	 * responder_resources what it issues (its initiator depth).
 	 */
 	u32 peer_ird = req->initiator_depth, peer_ord = req->responder_resources;
-	bool ok;
+	int err;
 
+	/* A first look, so that a full listener allocates nothing. */
 	spin_lock_bh(&sd_accept_lock);
-	ok = lsd->state == SD_LISTENING && !lsd->failed &&
-	     lsd->nr_children < max_t(u32, READ_ONCE(lsd->sk.sk_max_ack_backlog), 1);
+	err = sd_cm_listener_room(lsd);
 	spin_unlock_bh(&sd_accept_lock);
-	if (!ok)
+	if (err) {
+		sd_cm_count_refusal(lsd, err);
 		goto reject;
+	}
 	child = sd_sock_alloc(sock_net(&lsd->sk), NULL, lsd->sk.sk_family,
 			      lsd->sk.sk_protocol, lsd->type,
 			      !lsd->sk.sk_net_refcnt);
@@ -404,18 +446,21 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	sd_list_add(child);
 	sd_cm_save_addrs(child, id);
 
+	/*
+	 * The check that counts: with the link in one critical section, so
+	 * that requests handled side by side (rdma_cm runs them on several
+	 * workers) cannot all pass it and overshoot the backlog or the
+	 * half-open bounds.
+	 */
 	spin_lock_bh(&sd_accept_lock);
-	ok = lsd->state == SD_LISTENING;
-	if (ok) {
-		child->parent = lsd;
-		sock_hold(&lsd->sk);
-		list_add_tail(&child->child_node, &lsd->pending);
-		lsd->nr_children++;
-	}
+	err = sd_cm_listener_room(lsd);
+	if (!err)
+		sd_child_link(lsd, child);
 	spin_unlock_bh(&sd_accept_lock);
-	if (!ok) {
+	if (err) {
 		int ret = sd_cm_child_give_up_id(child);
 
+		sd_cm_count_refusal(lsd, err);
 		sd_transport_teardown(child);
 		sock_put(&child->sk);
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);

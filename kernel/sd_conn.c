@@ -9,6 +9,7 @@
 #include <linux/workqueue.h>
 
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 /* Every listener's child lists; child->parent. */
 DEFINE_SPINLOCK(sd_accept_lock);
@@ -170,6 +171,61 @@ static void sd_established(struct sd_sock *sd)
 }
 
 /*
+ * A child stops counting as half-open: it negotiated, or it leaves its
+ * listener before (a negotiation timeout, the peer's disconnect or
+ * reject, device removal, the listener's close). Whichever comes first
+ * counts, the others find half_open clear. sd_accept_lock held.
+ */
+static void sd_child_half_open_end(struct sd_sock *child, struct sd_sock *parent)
+	__must_hold(&sd_accept_lock)
+{
+	if (!child->half_open)
+		return;
+	child->half_open = false;
+	parent->nr_half_open--;
+	(*sd_stats_ns_half_open(child))--;
+}
+
+/*
+ * A new child joins its listener's pending list, half-open; the caller
+ * checked the bounds in the same critical section (sd_cm_request()).
+ */
+void sd_child_link(struct sd_sock *parent, struct sd_sock *child)
+	__must_hold(&sd_accept_lock)
+{
+	child->parent = parent;
+	sock_hold(&parent->sk);
+	list_add_tail(&child->child_node, &parent->pending);
+	parent->nr_children++;
+	child->half_open = true;
+	parent->nr_half_open++;
+	(*sd_stats_ns_half_open(child))++;
+}
+
+/*
+ * The child is no longer its listener's to count: it leaves every count
+ * it is in. Its list entry is the caller's (sd_listener_close() moves
+ * them all at once); the reference on the listener goes with its owner.
+ */
+void sd_child_forget(struct sd_sock *child)
+	__must_hold(&sd_accept_lock)
+{
+	struct sd_sock *parent = child->parent;
+
+	sd_child_half_open_end(child, parent);
+	parent->nr_children--;
+	child->parent = NULL;
+}
+
+/* As sd_child_forget(), off its listener's list too. */
+void sd_child_unlink(struct sd_sock *child)
+	__must_hold(&sd_accept_lock)
+{
+	list_del_init(&child->child_node);
+	sd_child_forget(child);
+}
+
+/*
  * A passive-side child goes to its listener's accept queue once both the
  * negotiation and rdma_cm are done; sd->lock held. The peer's negotiate
  * request can arrive before the RTU: a child closed in between would
@@ -190,6 +246,7 @@ void sd_child_ready(struct sd_sock *sd)
 	spin_lock_bh(&sd_accept_lock);
 	parent = sd->parent;
 	if (parent && !sd->on_ready) {
+		sd_child_half_open_end(sd, parent);
 		sd->on_ready = true;
 		list_move_tail(&sd->child_node, &parent->ready);
 		parent->sk.sk_data_ready(&parent->sk);
@@ -230,6 +287,7 @@ int sd_core_start(struct sd_sock *sd, unsigned int role)
 	cfg.max_read_write_size = sd->opts.max_read_write_size;
 	cfg.keepalive_interval_ms = sock_flag(&sd->sk, SOCK_KEEPOPEN) ?
 				    sd->opts.keepalive_interval * 1000 : 0;
+	cfg.negotiate_timeout_ms = sd_test_negotiate_timeout(cfg.negotiate_timeout_ms);
 	spin_lock_bh(&sd->lock);
 	err = sd_core_conn_init(&sd->core, &cfg);
 	sd->core_ready = !err;
@@ -279,11 +337,8 @@ void sd_child_drop(struct sd_sock *child, bool lock)
 
 	spin_lock_bh(&sd_accept_lock);
 	parent = child->parent;
-	if (parent) {
-		list_del_init(&child->child_node);
-		child->parent = NULL;
-		parent->nr_children--;
-	}
+	if (parent)
+		sd_child_unlink(child);
 	spin_unlock_bh(&sd_accept_lock);
 	if (!parent)
 		return;

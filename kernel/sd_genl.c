@@ -33,6 +33,10 @@
  *   ERR_*               the connection's failure (sd_fail(), once per
  *                       connection), by errno: sd_stat_of_errno().
  *   CONNECTIONS         (totals only) sockets that reached SD_CONNECTED.
+ *   LISTEN_OVERFLOWS    (listeners) connect requests rejected because the
+ *                       backlog was full (sd_cm_request()).
+ *   LISTEN_HALF_OPEN_DROPS  (listeners) connect requests rejected at the
+ *                       listen_half_open_max or netns_half_open_max bound.
  *
  * Totals are per network namespace (struct sd_stats_ns): a reader sees
  * its own namespace's traffic and the devices its sockets used, never
@@ -89,6 +93,10 @@ static_assert(SMBDIRECT_A_STATS_MSGS_TX + SD_STAT_ERR_RDMA == SMBDIRECT_A_STATS_
 static_assert(SMBDIRECT_A_STATS_MSGS_TX + SD_STAT_CREDIT_STALLS ==
 	      SMBDIRECT_A_STATS_CREDIT_STALLS);
 static_assert(SD_STAT_ERR_RDMA + 1 == SD_STAT_CONNECTIONS);
+/* The listener's counters: after CONNECTIONS, in the same order. */
+static_assert(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS - SD_STAT_LISTEN_OVERFLOWS ==
+	      SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS - SD_STAT_LISTEN_HALF_OPEN_DROPS);
+static_assert(SD_STAT_LISTEN_HALF_OPEN_DROPS + 1 == SD_STAT_NR);
 
 struct sd_stats_dev {
 	struct list_head node;
@@ -107,6 +115,8 @@ struct sd_stats_ns {
 	unsigned int nr_socks;
 	/* nr_socks, and 1 while the namespace lives: the last frees it. */
 	unsigned int users;
+	/* Half-open children of its listeners: sd_accept_lock, not ours. */
+	unsigned int half_open;
 };
 
 /* What net_generic() keeps for us in each namespace. */
@@ -204,6 +214,15 @@ static struct pernet_operations sd_stats_net_ops = {
 	.id = &sd_stats_net_id,
 	.size = sizeof(struct sd_stats_net),
 };
+
+/*
+ * The count of half-open children in sd's network namespace (sd_conn.c),
+ * under sd_accept_lock. The totals live as long as sd does.
+ */
+unsigned int *sd_stats_ns_half_open(struct sd_sock *sd)
+{
+	return &sd->stats_ns->half_open;
+}
 
 /* Every new socket: counted in its namespace's totals from now on. */
 void sd_stats_sock_init(struct sd_sock *sd)
@@ -479,9 +498,13 @@ static int sd_genl_put_addr(struct sk_buff *skb, const struct sd_genl_addr *a,
 	return 0;
 }
 
-/* The counters of one socket (totals: with SOCKETS and CONNECTIONS). */
+/*
+ * The counters of one socket (totals: with SOCKETS and CONNECTIONS; the
+ * LISTEN_* ones for totals and listeners).
+ */
 static int sd_genl_put_stats(struct sk_buff *skb, int attr,
-			     const struct sd_stats *st, bool totals, u64 sockets)
+			     const struct sd_stats *st, bool totals, u64 sockets,
+			     bool listener)
 {
 	struct nlattr *nest = nla_nest_start(skb, attr);
 	unsigned int i;
@@ -490,6 +513,11 @@ static int sd_genl_put_stats(struct sk_buff *skb, int attr,
 		return -EMSGSIZE;
 	for (i = 0; i <= SD_STAT_ERR_RDMA; i++)
 		if (nla_put_u64_64bit(skb, SMBDIRECT_A_STATS_MSGS_TX + i, st->v[i],
+				      SMBDIRECT_A_STATS_PAD))
+			goto cancel;
+	for (i = SD_STAT_LISTEN_OVERFLOWS; (totals || listener) && i < SD_STAT_NR; i++)
+		if (nla_put_u64_64bit(skb, SMBDIRECT_A_STATS_LISTEN_OVERFLOWS +
+				      i - SD_STAT_LISTEN_OVERFLOWS, st->v[i],
 				      SMBDIRECT_A_STATS_PAD))
 			goto cancel;
 	if (totals &&
@@ -609,7 +637,8 @@ static int sd_genl_put_sock(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, SMBDIRECT_A_SOCK_REGS, s->regs) ||
 	    nla_put_u64_64bit(skb, SMBDIRECT_A_SOCK_PINNED_BYTES, s->pinned_bytes,
 			      SMBDIRECT_A_SOCK_PAD) ||
-	    sd_genl_put_stats(skb, SMBDIRECT_A_SOCK_STATS, &s->stats, false, 0))
+	    sd_genl_put_stats(skb, SMBDIRECT_A_SOCK_STATS, &s->stats, false, 0,
+			      s->listener))
 		goto cancel;
 	if (s->listener) {
 		nest = nla_nest_start(skb, SMBDIRECT_A_SOCK_ACCEPT);
@@ -843,7 +872,7 @@ static int sd_genl_stats_get(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr)
 		goto out_free;
 	if (sd_genl_put_stats(msg, SMBDIRECT_A_STATS_TOP_MODULE, &t.module, true,
-			      t.sockets))
+			      t.sockets, false))
 		goto out_free;
 	for (i = 0; i < t.nr_devs; i++) {
 		nest = nla_nest_start(msg, SMBDIRECT_A_STATS_TOP_DEVICE);
@@ -851,7 +880,7 @@ static int sd_genl_stats_get(struct sk_buff *skb, struct genl_info *info)
 		    nla_put_string(msg, SMBDIRECT_A_DEV_NAME, t.devs[i].name) ||
 		    nla_put_u32(msg, SMBDIRECT_A_DEV_INDEX, t.devs[i].index) ||
 		    sd_genl_put_stats(msg, SMBDIRECT_A_DEV_STATS, &t.devs[i].stats,
-				      true, t.devs[i].sockets))
+				      true, t.devs[i].sockets, false))
 			goto out_free;
 		nla_nest_end(msg, nest);
 	}

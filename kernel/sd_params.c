@@ -46,6 +46,39 @@ module_param(unpriv_mem_max, ulong, 0644);
 MODULE_PARM_DESC(unpriv_mem_max,
 		 "bytes of connection buffers (receive_credit_max * max_receive_size + min(send_credit_target, 255) * max_send_size) SOL_SMBDIRECT options may ask for without CAP_NET_ADMIN; EPERM beyond (0: no cap)");
 
+/*
+ * Half-open children: a connect request answered (socket, QP and buffers
+ * allocated), the SMB-Direct negotiation not yet done. Bounded below the
+ * backlog, as TCP's SYN queue is, since nothing has authenticated the
+ * peer yet; per listener, so that one flooded port leaves room for the
+ * others, and per network namespace.
+ */
+static unsigned int listen_half_open_max = 128;
+module_param(listen_half_open_max, uint, 0644);
+MODULE_PARM_DESC(listen_half_open_max,
+		 "connect requests one listener has answered and not yet negotiated; more are rejected (0: the backlog only)");
+static unsigned int netns_half_open_max = 256;
+module_param(netns_half_open_max, uint, 0644);
+MODULE_PARM_DESC(netns_half_open_max,
+		 "connect requests the listeners of one network namespace have answered and not yet negotiated; more are rejected (0: no bound)");
+
+void sd_listen_limits(struct sd_listen_load *l)
+{
+	l->half_open_max = READ_ONCE(listen_half_open_max);
+	l->ns_half_open_max = READ_ONCE(netns_half_open_max);
+}
+
+enum sd_listen_verdict sd_listen_verdict(const struct sd_listen_load *l)
+{
+	if (l->children >= max(l->backlog, 1U))
+		return SD_LISTEN_OVERFLOW;
+	if (l->half_open_max && l->half_open >= l->half_open_max)
+		return SD_LISTEN_HALF_OPEN_FULL;
+	if (l->ns_half_open_max && l->ns_half_open >= l->ns_half_open_max)
+		return SD_LISTEN_HALF_OPEN_FULL;
+	return SD_LISTEN_TAKE;
+}
+
 unsigned int sd_max_registrations(void)
 {
 	return max_registrations;

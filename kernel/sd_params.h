@@ -28,6 +28,32 @@ struct sd_opts {
 #define SD_OPT_READ_WRITE_MAX (128 * 1024 * 1024)
 #define SD_OPT_KEEPALIVE_MAX (24 * 3600)
 
+/*
+ * What a listener holds when a connect request comes: children (those
+ * negotiating and those waiting for accept()) against its backlog, and
+ * half-open children (negotiating) against the listen_half_open_max and
+ * netns_half_open_max module parameters (0: no bound of their own).
+ */
+struct sd_listen_load {
+	u32 children;
+	u32 backlog;		/* listen()'s; below 1 counts as 1 */
+	u32 half_open;
+	u32 half_open_max;
+	u32 ns_half_open;	/* of every listener in the namespace */
+	u32 ns_half_open_max;
+};
+
+enum sd_listen_verdict {
+	SD_LISTEN_TAKE,
+	SD_LISTEN_OVERFLOW,		/* the backlog is full */
+	SD_LISTEN_HALF_OPEN_FULL,	/* a half-open bound is reached */
+};
+
+/* Fills in the two half-open bounds from the module parameters. */
+void sd_listen_limits(struct sd_listen_load *l);
+/* Whether one more connect request is taken; the backlog is checked first. */
+enum sd_listen_verdict sd_listen_verdict(const struct sd_listen_load *l);
+
 #define SD_REG_LIVE_MAX 65536	/* bound of the max_registrations parameter */
 unsigned int sd_max_registrations(void);
 

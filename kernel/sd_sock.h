@@ -116,7 +116,8 @@ struct sd_rw_cqe {
  * Counters of one socket (SMBDIRECT_A_STATS_*), under sd->lock. Entry i is
  * attribute SMBDIRECT_A_STATS_MSGS_TX + i, up to SD_STAT_ERR_RDMA; the
  * counting points are in sd_genl.c's comment. SD_STAT_CONNECTIONS (0 or
- * 1 per socket) only adds up to the module and device totals.
+ * 1 per socket) only adds up to the module and device totals. The
+ * listener's counters follow it (SMBDIRECT_A_STATS_LISTEN_*).
  */
 enum sd_stat {
 	SD_STAT_MSGS_TX,
@@ -141,6 +142,8 @@ enum sd_stat {
 	SD_STAT_ERR_DEVICE,
 	SD_STAT_ERR_RDMA,
 	SD_STAT_CONNECTIONS,
+	SD_STAT_LISTEN_OVERFLOWS,
+	SD_STAT_LISTEN_HALF_OPEN_DROPS,
 	SD_STAT_NR
 };
 
@@ -229,6 +232,11 @@ struct sd_sock {
 	bool failed;		/* sd_fail() ran */
 	bool cm_connected;	/* rdma_cm ESTABLISHED, not yet disconnected */
 	bool on_ready;		/* child queued for accept(); sd_accept_lock */
+	/*
+	 * Child counted as half-open in parent->nr_half_open and in its
+	 * namespace's (sd_stats_ns_half_open()); sd_accept_lock.
+	 */
+	bool half_open;
 	bool wc_failed;		/* a completion failed; see sd_wc_error() */
 	bool peer_closed;	/* rdma_cm DISCONNECTED: an orderly close */
 
@@ -323,7 +331,8 @@ struct sd_sock {
 	struct list_head child_node;
 	struct list_head pending;	/* children negotiating */
 	struct list_head ready;		/* children negotiated, for accept() */
-	unsigned int nr_children;
+	unsigned int nr_children;	/* on pending and ready */
+	unsigned int nr_half_open;	/* on pending: children with half_open */
 
 	/* Diagnostics (sd_diag.c, sd_genl.c). */
 	unsigned long all_seq;		/* order on sd_all, set once */
@@ -466,6 +475,9 @@ void sd_fail(struct sd_sock *sd, int err);
 void sd_wc_error(struct sd_sock *sd);
 void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
 void sd_child_drop(struct sd_sock *child, bool lock);
+void sd_child_link(struct sd_sock *parent, struct sd_sock *child);
+void sd_child_forget(struct sd_sock *child);
+void sd_child_unlink(struct sd_sock *child);
 void sd_child_ready(struct sd_sock *sd);
 u64 sd_now_ms(void);
 
@@ -555,6 +567,7 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port);
 void sd_stats_sock_init(struct sd_sock *sd);
 void sd_stats_sock_free(struct sd_sock *sd);
 bool sd_genl_state_wanted(bool have_mask, u32 mask, u32 uapi_state);
+unsigned int *sd_stats_ns_half_open(struct sd_sock *sd);
 
 /* sd_device.c */
 int sd_device_init(void);

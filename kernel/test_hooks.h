@@ -84,6 +84,21 @@ static inline void sd_test_route_delay(void)
 		msleep(ms);
 	}
 }
+
+/*
+ * af_smbdirect/test_negotiate_timeout_ms: when not 0, the negotiation
+ * timeout of connections started from now on instead of [MS-SMBD]'s 5 s:
+ * a test holds a peer's half-open connections as long as it needs, or
+ * sees them time out sooner.
+ */
+extern u32 af_smbdirect_test_negotiate_timeout_ms;
+
+static inline unsigned int sd_test_negotiate_timeout(unsigned int ms)
+{
+	u32 hook = READ_ONCE(af_smbdirect_test_negotiate_timeout_ms);
+
+	return hook ? hook : ms;
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
@@ -91,6 +106,10 @@ static inline void sd_test_rx_delay(void) {}
 static inline void sd_test_disconnect_delay(void) {}
 static inline void sd_test_request_delay(void) {}
 static inline void sd_test_route_delay(void) {}
+static inline unsigned int sd_test_negotiate_timeout(unsigned int ms)
+{
+	return ms;
+}
 #endif
 
 #endif

@@ -403,6 +403,53 @@ static void glue_rtt_estimator(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sd_rtt_rto(&r), 120000000U);
 }
 
+/*
+ * A connect request's verdict: the backlog first (a full one is an
+ * overflow whatever the half-open counts), then the listener's half-open
+ * bound, then the namespace's; each bound's last free slot is taken and
+ * the next refused; 0 is no bound of its own.
+ */
+static void glue_listen_verdict(struct kunit *test)
+{
+	struct sd_listen_load l = { .children = 3, .backlog = 16, .half_open = 3,
+				    .half_open_max = 8, .ns_half_open = 10,
+				    .ns_half_open_max = 12 };
+
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	l.half_open = 7;
+	l.children = 7;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	l.half_open = 8;
+	l.children = 8;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_HALF_OPEN_FULL);
+	/* Children waiting for accept() are not half-open. */
+	l.half_open = 2;
+	l.children = 15;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	l.children = 16;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_OVERFLOW);
+	l.half_open = 8;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_OVERFLOW);
+	/* The namespace's bound, with room left in the listener. */
+	l.children = 2;
+	l.half_open = 2;
+	l.ns_half_open = 11;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	l.ns_half_open = 12;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_HALF_OPEN_FULL);
+	l.ns_half_open_max = 0;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	l.half_open = 100;
+	l.children = 15;
+	l.half_open_max = 0;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	/* A backlog of 0 takes one, as listen() makes it. */
+	l = (struct sd_listen_load){ .backlog = 0 };
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_TAKE);
+	l.children = 1;
+	KUNIT_EXPECT_EQ(test, sd_listen_verdict(&l), SD_LISTEN_OVERFLOW);
+}
+
 static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_rtt_estimator),
 	KUNIT_CASE(glue_opt_credits),
@@ -423,6 +470,7 @@ static struct kunit_case glue_cases[] = {
 	KUNIT_CASE(glue_rd_depths_zero),
 	KUNIT_CASE(glue_tcp_opts),
 	KUNIT_CASE(glue_opt_mem_cap),
+	KUNIT_CASE(glue_listen_verdict),
 	{}
 };
 

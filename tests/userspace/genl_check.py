@@ -105,8 +105,11 @@ STATS = ["msgs_tx", "msgs_rx", "pdus_tx", "pdus_rx", "bytes_tx", "bytes_rx", "rd
          "rdma_read_bytes", "rdma_writes", "rdma_write_bytes", "registrations",
          "remote_invalidations", "send_invalidates", "keepalives_tx", "credit_stalls",
          "err_protocol", "err_timeout", "err_refused", "err_transport", "err_device",
-         "err_rdma", "sockets", "connections"]
-SOCK_STATS = STATS[:-2]  # sockets and connections: module and devices only
+         "err_rdma", "sockets", "connections", "listen_overflows", "listen_half_open_drops"]
+# sockets and connections: module and devices only; the listen_ ones: those
+# and listeners
+LISTEN_STATS = ["listen_overflows", "listen_half_open_drops"]
+SOCK_STATS = [k for k in STATS if k not in ["sockets", "connections"] + LISTEN_STATS]
 ACCEPT = ["pending", "ready", "backlog"]
 NESTS = {
     "params": {i + 1: (k, "u32") for i, k in enumerate(PARAMS)},
@@ -642,8 +645,9 @@ class Holder:
             if key not in d:
                 bad.append(f"{name}: no {key}")
         st = d.get("stats", {})
-        if set(st) != set(SOCK_STATS):
-            bad.append(f"{name}.stats keys {sorted(set(st) ^ set(SOCK_STATS))} differ")
+        keys = set(SOCK_STATS) | (set(LISTEN_STATS) if e["state"] == LISTENING else set())
+        if set(st) != keys:
+            bad.append(f"{name}.stats keys {sorted(set(st) ^ keys)} differ")
         for key, value in self.counts[name].items():
             if key in ("pdus_tx", "pdus_rx", "keepalives_tx"):
                 continue

@@ -150,6 +150,10 @@ enum {
 	/* module and device only */
 	SMBDIRECT_A_STATS_SOCKETS,		/* sockets alive now */
 	SMBDIRECT_A_STATS_CONNECTIONS,		/* negotiated connections, total */
+	/* listeners: connect requests rejected, the backlog full */
+	SMBDIRECT_A_STATS_LISTEN_OVERFLOWS,
+	/* listeners: ... at the half-open bound (listener or namespace) */
+	SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS,
 
 	__SMBDIRECT_A_STATS_MAX,
 	SMBDIRECT_A_STATS_MAX = __SMBDIRECT_A_STATS_MAX - 1

@@ -81,6 +81,10 @@ constexpr Field stats_table[] = {
 	{ SMBDIRECT_A_STATS_ERR_RDMA, "err_rdma", 8, "Failed RDMA reads/writes", g_err },
 	{ SMBDIRECT_A_STATS_SOCKETS, "sockets", 8, "Sockets now", g_conn },
 	{ SMBDIRECT_A_STATS_CONNECTIONS, "connections", 8, "Connections negotiated", g_conn },
+	{ SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, "listen_overflows", 8, "Requests over the backlog",
+	  g_conn },
+	{ SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, "listen_half_open_drops", 8,
+	  "Requests over half-open bound", g_conn },
 };
 
 constexpr Field accept_table[] = {

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A connect-request flood (issue #26 item 3): a raw rdma_cm peer
+ * (librdmacm, a real RC QP, never a byte of SMB-Direct) connects to our
+ * listeners again and again and never sends the negotiate request. Each
+ * request a listener answers costs a socket, a QP and its buffers before
+ * any negotiation, so the module holds those half-open children below
+ * the listen_half_open_max bound per listener and netns_half_open_max
+ * per network namespace, rejects the requests beyond and counts them
+ * (SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS). The cases check the
+ * bounds from the peer's side (how many connects were accepted and
+ * rejected), from the module's counters and from the device's QP table,
+ * that a real client still connects, and that every way out of the
+ * half-open state (the peer's disconnect, the negotiation timeout, the
+ * listener's close) gives its slot back exactly once.
+ *
+ * The test build's hook test_negotiate_timeout_ms holds the children as
+ * long as a case needs them (or lets them time out sooner).
+ */
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_cma.h>
+
+#include "kselftest_harness.h"
+#include "sd_test.h"
+#include <linux/smbdirect_genl.h>
+
+#define PARAM_DIR "/sys/module/af_smbdirect/parameters/"
+#define NEGOTIATE_HOOK "/sys/kernel/debug/af_smbdirect/test_negotiate_timeout_ms"
+
+/* Small bounds, so that a flood of a few dozen requests meets both. */
+#define LISTEN_MAX 8
+#define NETNS_MAX 12
+#define FLOOD_MAX 32
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+static int write_long(const char *path, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return write_str(path, buf);
+}
+
+/* ---- the counters, through SMBDIRECT_CMD_STATS_GET --------------------- */
+
+struct genl_msg {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	char attrs[1024];
+};
+
+/* One request, one reply (or an error) into *m; -errno. */
+static int genl_talk(int fd, struct genl_msg *m)
+{
+	ssize_t n;
+
+	if (send(fd, m, m->n.nlmsg_len, 0) < 0)
+		return -errno;
+	n = recv(fd, m, sizeof(*m), 0);
+	if (n < 0)
+		return -errno;
+	if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&m->n, (size_t)n))
+		return -EBADMSG;
+	if (m->n.nlmsg_type == NLMSG_ERROR)
+		return ((struct nlmsgerr *)NLMSG_DATA(&m->n))->error ?: -ENOMSG;
+	return 0;
+}
+
+/* The attribute of that type among [p, p + len), or NULL. */
+static struct nlattr *nla_find(void *p, int len, int type)
+{
+	struct nlattr *a = p;
+
+	while (len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= len) {
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+		len -= NLA_ALIGN(a->nla_len);
+		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+	}
+	return NULL;
+}
+
+/*
+ * Counter attr of the caller's namespace's totals; -ENOENT if the module
+ * does not send it.
+ */
+static int stats_get(int attr, __u64 *v)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	struct genl_msg m = {};
+	struct nlattr *a;
+	int ret, family, len;
+
+	if (fd < 0)
+		return -errno;
+	m.n.nlmsg_type = GENL_ID_CTRL;
+	m.n.nlmsg_flags = NLM_F_REQUEST;
+	m.g.cmd = CTRL_CMD_GETFAMILY;
+	m.g.version = 1;
+	a = (struct nlattr *)m.attrs;
+	a->nla_type = CTRL_ATTR_FAMILY_NAME;
+	a->nla_len = NLA_HDRLEN + sizeof(SMBDIRECT_GENL_NAME);
+	memcpy((char *)a + NLA_HDRLEN, SMBDIRECT_GENL_NAME, sizeof(SMBDIRECT_GENL_NAME));
+	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN + NLA_ALIGN(a->nla_len));
+	ret = genl_talk(fd, &m);
+	if (ret)
+		goto out;
+	len = m.n.nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	a = nla_find(m.attrs, len, CTRL_ATTR_FAMILY_ID);
+	ret = -ENOENT;
+	if (!a)
+		goto out;
+	family = *(__u16 *)((char *)a + NLA_HDRLEN);
+	memset(&m, 0, sizeof(m));
+	m.n.nlmsg_type = family;
+	m.n.nlmsg_flags = NLM_F_REQUEST;
+	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m.g.cmd = SMBDIRECT_CMD_STATS_GET;
+	m.g.version = SMBDIRECT_GENL_VERSION;
+	ret = genl_talk(fd, &m);
+	if (ret)
+		goto out;
+	len = m.n.nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	a = nla_find(m.attrs, len, SMBDIRECT_A_STATS_TOP_MODULE);
+	if (a)
+		a = nla_find((char *)a + NLA_HDRLEN, a->nla_len - NLA_HDRLEN, attr);
+	ret = -ENOENT;
+	if (a && a->nla_len == NLA_HDRLEN + sizeof(__u64)) {
+		memcpy(v, (char *)a + NLA_HDRLEN, sizeof(*v));
+		ret = 0;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/*
+ * The RC QPs the kernel owns on the target's device (rdma res show: those
+ * without a process), or -errno: the module's children and any
+ * connection of ours.
+ */
+static int kernel_rc_qps(const char *link)
+{
+	char cmd[128], line[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show qp link %s 2>/dev/null", link);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "type RC") && strstr(line, "comm [") && !strstr(line, " pid "))
+			n++;
+	return pclose(f) == 0 ? n : -EIO;
+}
+
+/* ---- the flooding peer -------------------------------------------------- */
+
+enum flood_state { F_PENDING, F_ESTABLISHED, F_REJECTED, F_FAILED, F_CLOSED };
+
+struct flood {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id[FLOOD_MAX];
+	enum flood_state st[FLOOD_MAX];
+	int port[FLOOD_MAX];
+	int n;
+	int live, live_max;	/* established, not yet disconnected */
+	int established, rejected, failed, closed;
+	int err;		/* the first verbs or rdma_cm call that failed */
+};
+
+static int flood_init(struct flood *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ch = rdma_create_event_channel();
+	if (!f->ch)
+		return -errno;
+	return fcntl(f->ch->fd, F_SETFL, O_NONBLOCK) ? -errno : 0;
+}
+
+static void flood_event(struct flood *f, struct rdma_cm_event *ev)
+{
+	int i = (int)(intptr_t)ev->id->context;
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .rnr_retry_count = 7 };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	int err = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		err = rdma_resolve_route(ev->id, 2000);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		/* A QP of its own (iWARP connects one), and never a post. */
+		err = rdma_create_qp(ev->id, NULL, &qa) ?: rdma_connect(ev->id, &p);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		f->st[i] = F_ESTABLISHED;
+		f->established++;
+		if (++f->live > f->live_max)
+			f->live_max = f->live;
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		f->st[i] = F_REJECTED;
+		f->rejected++;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (f->st[i] == F_ESTABLISHED) {
+			f->st[i] = F_CLOSED;
+			f->closed++;
+			f->live--;
+		}
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		if (f->st[i] == F_PENDING) {
+			f->st[i] = F_FAILED;
+			f->failed++;
+		}
+		break;
+	default:
+		break;
+	}
+	if (err && f->st[i] == F_PENDING) {
+		f->st[i] = F_FAILED;
+		f->failed++;
+		if (!f->err)
+			f->err = -errno;
+	}
+}
+
+/* Handles events until done() holds or ms pass; 0 or -ETIMEDOUT. */
+static int flood_run(struct flood *f, bool (*done)(struct flood *f), int ms)
+{
+	long end = sd_now_ms() + ms;
+	struct rdma_cm_event *ev;
+
+	while (!done(f)) {
+		long left = end - sd_now_ms();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (rdma_get_cm_event(f->ch, &ev)) {
+			if (errno == EAGAIN)
+				sd_poll(f->ch->fd, POLLIN, left);
+			continue;
+		}
+		flood_event(f, ev);
+		rdma_ack_cm_event(ev);
+	}
+	return 0;
+}
+
+static bool flood_settled(struct flood *f)
+{
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->st[i] == F_PENDING)
+			return false;
+	return true;
+}
+
+static bool flood_all_closed(struct flood *f)
+{
+	return flood_settled(f) && !f->live;
+}
+
+/* n more connect requests to port, all at once; -errno if one cannot start. */
+static int flood_start(struct flood *f, const struct sd_target *t, int port, int n)
+{
+	struct sockaddr_storage ss;
+	int i;
+
+	sd_addr(t, port, &ss);
+	for (i = 0; i < n && f->n < FLOOD_MAX; i++) {
+		int k = f->n++;
+
+		f->port[k] = port;
+		f->st[k] = F_PENDING;
+		if (rdma_create_id(f->ch, &f->id[k], (void *)(intptr_t)k, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(f->id[k], NULL, (struct sockaddr *)&ss, 2000))
+			return -errno;
+	}
+	return i == n ? 0 : -ENOSPC;
+}
+
+/* The outcome of the requests to port. */
+static void flood_count(struct flood *f, int port, int *established, int *rejected)
+{
+	int i;
+
+	*established = *rejected = 0;
+	for (i = 0; i < f->n; i++) {
+		if (f->port[i] != port)
+			continue;
+		*established += f->st[i] == F_ESTABLISHED || f->st[i] == F_CLOSED;
+		*rejected += f->st[i] == F_REJECTED;
+	}
+}
+
+/* The peer goes: disconnects what it holds, destroys every id. */
+static void flood_release(struct flood *f)
+{
+	int i;
+
+	for (i = 0; i < f->n; i++) {
+		if (!f->id[i])
+			continue;
+		if (f->st[i] == F_ESTABLISHED)
+			rdma_disconnect(f->id[i]);
+		if (f->id[i]->qp)
+			rdma_destroy_qp(f->id[i]);
+		rdma_destroy_id(f->id[i]);
+		f->id[i] = NULL;
+	}
+	f->n = 0;
+	f->live = 0;
+}
+
+static void flood_free(struct flood *f)
+{
+	struct rdma_cm_event *ev;
+
+	if (!f->ch)
+		return;
+	/* Events not yet taken would keep rdma_destroy_id() waiting. */
+	while (!rdma_get_cm_event(f->ch, &ev))
+		rdma_ack_cm_event(ev);
+	flood_release(f);
+	rdma_destroy_event_channel(f->ch);
+	f->ch = NULL;
+}
+
+/* ---- the fixture ------------------------------------------------------- */
+
+FIXTURE(flood) {
+	int a, b;		/* two listeners */
+	int port_a, port_b;
+	long listen_max, netns_max, negotiate_ms;	/* to restore */
+	struct flood f;
+	char link[64];
+};
+
+SD_TARGET_VARIANT(flood);
+
+FIXTURE_VARIANT_ADD(flood, rxe4) { .t = SD_TARGET_RXE4 };
+FIXTURE_VARIANT_ADD(flood, siw6) { .t = SD_TARGET_SIW6 };
+
+FIXTURE_SETUP(flood)
+{
+	int port;
+
+	self->a = -1;
+	self->b = -1;
+	self->listen_max = -1;
+	self->netns_max = -1;
+	self->negotiate_ms = -1;
+	SD_SETUP_TARGET();
+	ASSERT_EQ(0, sd_target_link(&variant->t, self->link, sizeof(self->link)));
+	/* The point of the test: without the bounds it must fail, not skip. */
+	self->listen_max = sd_module_param("listen_half_open_max");
+	self->netns_max = sd_module_param("netns_half_open_max");
+	ASSERT_LE(0, self->listen_max) TH_LOG("no listen_half_open_max parameter");
+	ASSERT_LE(0, self->netns_max) TH_LOG("no netns_half_open_max parameter");
+	if (sd_read_long(NEGOTIATE_HOOK, &self->negotiate_ms))
+		SKIP(return, "not a test build: no %s", NEGOTIATE_HOOK);
+	ASSERT_EQ(0, write_long(PARAM_DIR "listen_half_open_max", LISTEN_MAX));
+	ASSERT_EQ(0, write_long(PARAM_DIR "netns_half_open_max", NETNS_MAX));
+	/* Held until the peer lets go, unless a case says otherwise. */
+	ASSERT_EQ(0, write_long(NEGOTIATE_HOOK, 60000));
+	/* A backlog well above the bounds: the bounds are what is tested. */
+	self->a = sd_listen_type(&variant->t, SOCK_STREAM, 64, &port);
+	ASSERT_LE(0, self->a);
+	self->port_a = port;
+	self->b = sd_listen_type(&variant->t, SOCK_STREAM, 64, &port);
+	ASSERT_LE(0, self->b);
+	self->port_b = port;
+	ASSERT_EQ(0, flood_init(&self->f));
+}
+
+FIXTURE_TEARDOWN(flood)
+{
+	flood_free(&self->f);
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+	if (self->listen_max >= 0)
+		write_long(PARAM_DIR "listen_half_open_max", self->listen_max);
+	if (self->netns_max >= 0)
+		write_long(PARAM_DIR "netns_half_open_max", self->netns_max);
+	if (self->negotiate_ms >= 0)
+		write_long(NEGOTIATE_HOOK, self->negotiate_ms);
+}
+
+/*
+ * A real client connects to lfd's port: connect() negotiates, accept()
+ * hands the connection over, one message crosses. 0 or -errno.
+ */
+static int legit_pair(const struct sd_target *t, int lfd, int port)
+{
+	char buf[16];
+	int c, s, ret;
+
+	c = sd_connect_type(t, SOCK_STREAM, port);
+	if (c < 0)
+		return c;
+	s = sd_accept_ms(lfd, SD_STEP_MS);
+	if (s < 0) {
+		close(c);
+		return s;
+	}
+	sd_set_timeouts(c, SD_STEP_MS);
+	sd_set_timeouts(s, SD_STEP_MS);
+	ret = sd_stream_send(c, "flood", 5);
+	if (!ret)
+		ret = sd_stream_recv(s, buf, sizeof(buf)) == 5 ? 0 : -EPROTO;
+	close(c);
+	close(s);
+	return ret;
+}
+
+/* legit_pair() until it succeeds or ms pass: slots come back asynchronously. */
+static int legit_pair_within(const struct sd_target *t, int lfd, int port, int ms)
+{
+	long end = sd_now_ms() + ms;
+	int ret;
+
+	do {
+		ret = legit_pair(t, lfd, port);
+		if (!ret || ret != -ECONNREFUSED)
+			return ret;
+		sd_sleep_ms(200);
+	} while (sd_now_ms() < end);
+	return ret;
+}
+
+/*
+ * Waits until the kernel's RC QPs on the link are down to want (children
+ * and their QPs go asynchronously after the peer's disconnect); the last
+ * count.
+ */
+static int kernel_qps_down_to(const char *link, int want, int ms)
+{
+	long end = sd_now_ms() + ms;
+	int n;
+
+	do {
+		n = kernel_rc_qps(link);
+		if (n <= want)
+			return n;
+		sd_sleep_ms(100);
+	} while (sd_now_ms() < end);
+	return n;
+}
+
+#define FLOOD(port, n) do {						\
+	int _n = (n), _r = flood_start(&self->f, &variant->t, (port), _n); \
+									\
+	ASSERT_EQ(0, _r) TH_LOG("starting %d connect requests: %s", _n, strerror(-_r)); \
+	ASSERT_EQ(0, flood_run(&self->f, flood_settled, SD_STEP_MS))	\
+		TH_LOG("connect requests still unanswered after %d ms", SD_STEP_MS); \
+	ASSERT_EQ(0, self->f.failed)					\
+		TH_LOG("%d connects failed otherwise (first error %s)",	\
+		       self->f.failed, strerror(-self->f.err));	\
+} while (0)
+
+/*
+ * 16 requests to one listener: 8 answered (its bound), 8 rejected and
+ * counted. A real client still gets through to the other listener. 8 to
+ * that one: 4 answered, the namespace's bound (12) full, 4 rejected. No
+ * more than 12 of the module's QPs exist meanwhile. Once the peer lets
+ * go, the real client gets through to the first listener, and a new
+ * flood of it gets its 8 again: each disconnect gave its slot back once.
+ */
+TEST_F(flood, bounded)
+{
+	__u64 drops0, drops1, over0, over1;
+	int qps0, qps, est, rej;
+
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops0))
+		TH_LOG("no listen_half_open_drops counter");
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over0));
+	qps0 = kernel_rc_qps(self->link);
+	ASSERT_LE(0, qps0) TH_LOG("rdma res show qp: %s", strerror(-qps0));
+
+	FLOOD(self->port_a, 16);
+	flood_count(&self->f, self->port_a, &est, &rej);
+	TH_LOG("listener A: %d answered, %d rejected", est, rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	EXPECT_EQ(16 - LISTEN_MAX, rej);
+
+	/* A real client, to the other listener, during the flood. */
+	ASSERT_EQ(0, legit_pair(&variant->t, self->b, self->port_b));
+	/* Its two QPs go once both ends closed; the flood's 8 stay. */
+	EXPECT_EQ(qps0 + LISTEN_MAX, kernel_qps_down_to(self->link, qps0 + LISTEN_MAX,
+							SD_STEP_MS));
+
+	FLOOD(self->port_b, 8);
+	flood_count(&self->f, self->port_b, &est, &rej);
+	TH_LOG("listener B: %d answered, %d rejected", est, rej);
+	EXPECT_EQ(NETNS_MAX - LISTEN_MAX, est);
+	EXPECT_EQ(8 - (NETNS_MAX - LISTEN_MAX), rej);
+	EXPECT_EQ(NETNS_MAX, self->f.live_max);
+
+	qps = kernel_rc_qps(self->link);
+	TH_LOG("the kernel's RC QPs: %d before, %d during the flood", qps0, qps);
+	EXPECT_GE(qps0 + NETNS_MAX, qps);
+
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
+	EXPECT_EQ(16 - LISTEN_MAX + 8 - (NETNS_MAX - LISTEN_MAX), (int)(drops1 - drops0));
+	EXPECT_EQ(0, (int)(over1 - over0));
+
+	/* The peer lets go: every slot comes back, once. */
+	flood_release(&self->f);
+	EXPECT_EQ(qps0, kernel_qps_down_to(self->link, qps0, SD_STEP_MS));
+	ASSERT_EQ(0, legit_pair_within(&variant->t, self->a, self->port_a, SD_STEP_MS));
+	FLOOD(self->port_a, 10);
+	flood_count(&self->f, self->port_a, &est, &rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	EXPECT_EQ(10 - LISTEN_MAX, rej);
+}
+
+/*
+ * Children that time out in the negotiation give their slots back: a
+ * second flood after the first timed out gets the whole bound again.
+ */
+TEST_F(flood, negotiation_timeout)
+{
+	int est, rej, qps0 = kernel_rc_qps(self->link);
+
+	ASSERT_LE(0, qps0);
+	/*
+	 * [MS-SMBD]'s 5 s: long enough for the whole flood to be answered
+	 * before the first child times out, even under TCG.
+	 */
+	ASSERT_EQ(0, write_long(NEGOTIATE_HOOK, 5000));
+	FLOOD(self->port_a, LISTEN_MAX + 2);
+	flood_count(&self->f, self->port_a, &est, &rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	EXPECT_EQ(2, rej);
+	/* The module drops them (the peer sees it disconnect). */
+	ASSERT_EQ(0, flood_run(&self->f, flood_all_closed, SD_STEP_MS))
+		TH_LOG("%d of the half-open connections still up", self->f.live);
+	EXPECT_EQ(qps0, kernel_qps_down_to(self->link, qps0, SD_STEP_MS));
+	flood_release(&self->f);
+	FLOOD(self->port_a, LISTEN_MAX + 2);
+	flood_count(&self->f, self->port_a, &est, &rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	EXPECT_EQ(2, rej);
+}
+
+/*
+ * A listener closed with half-open children gives the namespace their
+ * slots back: the other listener then gets its whole bound.
+ */
+TEST_F(flood, listener_close)
+{
+	int est, rej;
+
+	FLOOD(self->port_a, LISTEN_MAX);
+	flood_count(&self->f, self->port_a, &est, &rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	close(self->a);
+	self->a = -1;
+	/* The peer learns of the close when its connections are dropped. */
+	ASSERT_EQ(0, flood_run(&self->f, flood_all_closed, SD_STEP_MS));
+	FLOOD(self->port_b, LISTEN_MAX + 2);
+	flood_count(&self->f, self->port_b, &est, &rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	EXPECT_EQ(2, rej);
+	flood_release(&self->f);
+	ASSERT_EQ(0, legit_pair_within(&variant->t, self->b, self->port_b, SD_STEP_MS));
+}
+
+/*
+ * Below the half-open bounds the backlog still holds: a listener with a
+ * backlog of 2 answers 2 of 4 requests and counts the others as
+ * listen_overflows, not as half-open drops. Over iWARP the layers below
+ * get listen()'s backlog too (rdma_listen(): iw_cm, siw's TCP listener)
+ * and may refuse a request before it reaches us: seen once on siw6, 2
+ * rejected and 1 counted.
+ */
+TEST_F(flood, backlog_overflow)
+{
+	__u64 drops0, drops1, over0, over1;
+	int fd, port, est, rej;
+
+	fd = sd_listen_type(&variant->t, SOCK_STREAM, 2, &port);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops0))
+		TH_LOG("no listen_half_open_drops counter");
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over0));
+	FLOOD(port, 4);
+	flood_count(&self->f, port, &est, &rej);
+	EXPECT_EQ(2, est);
+	EXPECT_EQ(2, rej);
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
+	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
+	EXPECT_LE(1, (int)(over1 - over0));
+	EXPECT_GE(rej, (int)(over1 - over0));
+	if (variant->t.transport != SMBDIRECT_TRANSPORT_IWARP)
+		EXPECT_EQ(2, (int)(over1 - over0));
+	EXPECT_EQ(0, (int)(drops1 - drops0));
+	flood_release(&self->f);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN

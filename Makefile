@@ -16,7 +16,13 @@
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
 #   make dkms-source     copy what dkms builds to /usr/src/af_smbdirect-VERSION
+#   make deps            install what the build and the tests need (Debian
+#                        packages: compilers, cmake, libnl, GoogleTest,
+#                        abigail-tools, debhelper, lintian, QEMU, ...)
 #   make userspace       build libsmbdirect, the preload and the smbdirect command
+#                        (WERROR=1: warnings are errors, as in the test layers;
+#                        CPPFLAGS/CFLAGS/CXXFLAGS/LDFLAGS as dpkg-buildflags sets them)
+#   make uninstall       remove the user space `make install` put there (same BUILD, DESTDIR)
 #   make bench           benchmark against perftest (non-debug kernel; not a test)
 #   make docs            Documentation/ to build/docs/html (Sphinx; warnings are errors)
 #
@@ -57,7 +63,7 @@ endif
 sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
-.PHONY: all module modules install install-module install-userspace userspace \
+.PHONY: all module modules install install-module install-userspace userspace uninstall \
 	dkms-source clean deps demo check check-host check-module check-vm check-demo summary \
 	results-reset help bench kunit docs check-docs
 
@@ -93,17 +99,40 @@ dkms-source:
 	@echo "$(DKMS_DEST): dkms add af_smbdirect/$(VERSION)"
 
 USERSPACE_BUILD := $(BUILD)/userspace/build
+# CMake reads CFLAGS, CXXFLAGS and LDFLAGS from the environment but never
+# CPPFLAGS, where dpkg-buildflags puts -D_FORTIFY_SOURCE: fold it in, as
+# debhelper's cmake build does (only at the first configure of a build
+# directory, as CMake reads them).
+WERROR ?= 0
 userspace:
 	@mkdir -p $(BUILD)/userspace
-	@cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@CFLAGS="$(strip $(CPPFLAGS) $(CFLAGS))" CXXFLAGS="$(strip $(CPPFLAGS) $(CXXFLAGS))" \
+	cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSD_HOST_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DSD_WERROR=$(if $(filter 1 ON yes,$(WERROR)),ON,OFF) \
 		>$(BUILD)/userspace/configure.log 2>&1 || { cat $(BUILD)/userspace/configure.log; \
-		echo "userspace: cmake could not configure (above: the missing package; make deps installs them)"; \
+		echo "userspace: cmake could not configure: the package to install is named above" \
+			"(make deps installs every one)"; \
 		exit 1; }
 	cmake --build $(USERSPACE_BUILD) -j $$(($$(nproc) + 1))
 
+# An installed /usr/local/lib library needs the linker cache refreshed.
 install-userspace: userspace
 	DESTDIR=$(DESTDIR) cmake --install $(USERSPACE_BUILD) --prefix $(PREFIX)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+# The user space: what cmake --install wrote (its install_manifest.txt),
+# under the same DESTDIR. Directories are left: they may be shared. The
+# module (make install-module) is the kernel's: modprobe -r, then remove
+# af_smbdirect.ko from /lib/modules/VERSION and run depmod.
+uninstall:
+	@test -f $(USERSPACE_BUILD)/install_manifest.txt || { echo "uninstall:" \
+		"$(USERSPACE_BUILD)/install_manifest.txt missing: run make install (same BUILD) first"; exit 1; }
+	@while read -r f; do \
+		[ -e "$(DESTDIR)$$f" ] || [ -L "$(DESTDIR)$$f" ] || continue; \
+		rm -f "$(DESTDIR)$$f" && echo "removed $(DESTDIR)$$f"; \
+	done <$(USERSPACE_BUILD)/install_manifest.txt
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 deps:
 	@$(ROOT)/tests/setup-deps.sh

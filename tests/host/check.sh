@@ -48,7 +48,7 @@ section() {
 configure_build() { # dir, cmake args...
 	local dir=$1
 	shift
-	cmake -S "$repo/userspace" -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >"$dir.configure.log" 2>&1 &&
+	cmake -S "$repo/userspace" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DSD_WERROR=ON "$@" >"$dir.configure.log" 2>&1 &&
 		cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1
 	local rc=$?
 	if [ $rc -ne 0 ]; then

@@ -11,6 +11,9 @@
 #    tools_tests, examples_tests where they are built
 # 2. every libFuzzer target for SMBDIRECT_FUZZ_SECONDS (default 60) each,
 #    seeded from tests/fuzz/corpus/<target>, new inputs kept in the build dir
+#    and tests/host/abi.sh: the UAPI's layout for x86-64 and i386, its
+#    ioctl numbers and constants, libsmbdirect's exported symbols and types
+#    against the committed baselines ("pass host/abi/...")
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
 #    fails below 90 % of lines
 #
@@ -120,6 +123,10 @@ if configure_build "$build/host-asan" -DSD_SANITIZE=ON \
 else
 	record fail host/build
 fi
+
+# --- 1b. the binary contracts ------------------------------------------------
+section "ABI: UAPI layout (x86-64, i386), exported symbols, abidiff"
+"$repo/tests/host/abi.sh" "$repo" "$build" "$build/host-asan/lib/libsmbdirect.so.0" || status=1
 
 # --- 2. libFuzzer -----------------------------------------------------------
 section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"

@@ -40,7 +40,9 @@ MODULE_PART ?= all
 # The kernels that also run the user-space and SMB-stack suites.
 USERSPACE_KERNELS ?= 7.2
 export USERSPACE_KERNELS
-# The version is MODULE_VERSION in kernel/main.c; dkms.conf reads it there.
+# The version is MODULE_VERSION in kernel/main.c; dkms.conf repeats it as a
+# literal (dh_dkms reads it with a regular expression) and check-module's
+# module/version fails when the two differ.
 VERSION := $(shell bash -c '. "$$1" && echo "$$PACKAGE_VERSION"' _ $(ROOT)/dkms.conf)
 DKMS_SOURCE_TREE ?= /usr/src
 RESULTS := $(BUILD)/results.txt

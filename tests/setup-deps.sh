@@ -21,7 +21,7 @@ bookworm=(
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
 	nettle-dev liburing-dev
 	debhelper dh-dkms lintian fakeroot
-	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema
+	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema man-db groff-base
 	debian-archive-keyring ca-certificates
 )
 backports=(ksmbd-tools smbclient)

@@ -16,6 +16,9 @@
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
 #   make dkms-source     copy what dkms builds to /usr/src/af_smbdirect-VERSION
+#   make deb             Debian packages (userspace/packaging/debian) into
+#                        BUILD/deb, then lintian: af-smbdirect-dkms, libsmbdirect0,
+#                        libsmbdirect-dev, smbdirect-tools
 #   make deps            install what the build and the tests need (Debian
 #                        packages: compilers, cmake, libnl, GoogleTest,
 #                        abigail-tools, debhelper, lintian, QEMU, ...)
@@ -66,7 +69,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace uninstall \
-	dkms-source clean deps demo check check-host check-module check-vm check-demo summary \
+	dkms-source deb clean deps demo check check-host check-module check-vm check-demo summary \
 	results-reset help bench kunit docs check-docs
 
 all module modules:
@@ -130,7 +133,7 @@ install-userspace: userspace
 uninstall:
 	@test -f $(USERSPACE_BUILD)/install_manifest.txt || { echo "uninstall:" \
 		"$(USERSPACE_BUILD)/install_manifest.txt missing: run make install (same BUILD) first"; exit 1; }
-	@while read -r f; do \
+	@while read -r f || [ -n "$$f" ]; do \
 		[ -e "$(DESTDIR)$$f" ] || [ -L "$(DESTDIR)$$f" ] || continue; \
 		rm -f "$(DESTDIR)$$f" && echo "removed $(DESTDIR)$$f"; \
 	done <$(USERSPACE_BUILD)/install_manifest.txt
@@ -138,6 +141,31 @@ uninstall:
 
 deps:
 	@$(ROOT)/tests/setup-deps.sh
+
+# Debian packages: af-smbdirect-dkms, libsmbdirect0, libsmbdirect-dev,
+# smbdirect-tools. The top level belongs to Kbuild, so the packaging lives
+# in userspace/packaging/debian/: the tree (what git would see, without
+# build products) is copied to $(BUILD)/deb/smbdirect-VERSION with that
+# directory as its debian/, and dpkg-buildpackage -us -uc -b runs there;
+# lintian then judges the result (errors and warnings fail). The .deb
+# files land in $(BUILD)/deb/. Needs debhelper, dh-dkms and lintian
+# (make deps).
+DEB_DIR = $(BUILD)/deb
+DEB_TREE = $(DEB_DIR)/smbdirect-$(VERSION)
+deb:
+	@test -n "$(VERSION)" || { echo "deb: no PACKAGE_VERSION in dkms.conf"; exit 1; }
+	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_TREE)
+	@tar -C $(ROOT) --exclude-vcs --exclude-vcs-ignores -cf - Kbuild Makefile dkms.conf \
+		README.md kernel uapi userspace Documentation | tar -C $(DEB_TREE) -xf -
+	@cp -a $(ROOT)/userspace/packaging/debian $(DEB_TREE)/debian
+	@{ echo "smbdirect ($(VERSION)) unstable; urgency=medium"; echo; \
+	   echo "  * Built from the source tree by make deb."; echo; \
+	   echo " -- $$(sed -n 's/^Maintainer: //p' $(DEB_TREE)/debian/control)  $$(date -R -d \
+		@$$(git -C $(ROOT) log -1 --format=%ct 2>/dev/null || date +%s))"; \
+	 } >$(DEB_TREE)/debian/changelog
+	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning --info $(DEB_DIR)/smbdirect_$(VERSION)_*.changes
+	@ls $(DEB_DIR)/*.deb
 
 results-reset:
 	@mkdir -p $(BUILD) && : > $(RESULTS)

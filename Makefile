@@ -164,7 +164,7 @@ deb:
 		@$$(git -C $(ROOT) log -1 --format=%ct 2>/dev/null || date +%s))"; \
 	 } >$(DEB_TREE)/debian/changelog
 	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
-	lintian --fail-on error,warning --info $(DEB_DIR)/smbdirect_$(VERSION)_*.changes
+	lintian --fail-on error,warning --display-info $(DEB_DIR)/smbdirect_$(VERSION)_*.changes
 	@ls $(DEB_DIR)/*.deb
 
 results-reset:

@@ -13,7 +13,9 @@
 #    seeded from tests/fuzz/corpus/<target>, new inputs kept in the build dir
 #    and tests/host/abi.sh: the UAPI's layout for x86-64 and i386, its
 #    ioctl numbers and constants, libsmbdirect's exported symbols and types
-#    against the committed baselines ("pass host/abi/...")
+#    against the committed baselines ("pass host/abi/..."), and
+#    tests/host/i386.sh: the core, the library and the preload's logic
+#    built with -m32, their unit tests ("pass host-i386/...")
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
 #    fails below 90 % of lines
 #
@@ -127,6 +129,10 @@ fi
 # --- 1b. the binary contracts ------------------------------------------------
 section "ABI: UAPI layout (x86-64, i386), exported symbols, abidiff"
 "$repo/tests/host/abi.sh" "$repo" "$build" "$build/host-asan/lib/libsmbdirect.so.0" || status=1
+
+# --- 1c. i386 ------------------------------------------------------------------
+section "i386 (-m32): core, libsmbdirect and preload unit tests"
+"$repo/tests/host/i386.sh" "$repo" "$build" || status=1
 
 # --- 2. libFuzzer -----------------------------------------------------------
 section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"

@@ -17,6 +17,13 @@
 #                   nothing under usr/include/linux/; the DKMS source and a
 #                   postinst that adds af_smbdirect/VERSION (VERSION =
 #                   MODULE_VERSION in kernel/main.c)
+# host-deb/userspace-buildflags
+#                   `make userspace` with dpkg-buildflags' variables exported
+#                   (hardening=+all, _FORTIFY_SOURCE raised to 3), as a
+#                   distribution's own scripts would: it builds, every
+#                   compile has _FORTIFY_SOURCE=3 and -Werror=format-security
+#                   and none -Werror, and `make install DESTDIR PREFIX=/usr`
+#                   leaves no RPATH in an installed ELF file
 # One "pass|fail host-deb/<name>" line each in $SMBDIRECT_RESULTS. Not part
 # of `make check` (minutes on two cores); the lead runs it beside the VM
 # boots.
@@ -51,6 +58,7 @@ if [ -z "$changes" ]; then
 	record fail host-deb/lintian
 	record fail host-deb/no-rpath
 	record fail host-deb/contents
+	record fail host-deb/userspace-buildflags
 	exit 1
 fi
 record pass host-deb/build
@@ -116,5 +124,53 @@ if [ ${#missing[@]} -eq 0 ] && [ ${#bad[@]} -eq 0 ]; then
 else
 	echo "deb: missing: ${missing[*]:-none}; wrong: ${bad[*]:-none}"
 	record fail host-deb/contents
+fi
+# --- make userspace under dpkg-buildflags ------------------------------------
+fb=$build/buildflags
+rm -rf "$fb"
+flog=$build/buildflags.log
+(
+	export DEB_BUILD_MAINT_OPTIONS=hardening=+all
+	eval "$(dpkg-buildflags --export=sh)"
+	CPPFLAGS="${CPPFLAGS/_FORTIFY_SOURCE=2/_FORTIFY_SOURCE=3}"
+	export CPPFLAGS
+	make --no-print-directory -C "$repo" userspace BUILD="$fb" PREFIX=/usr &&
+		make --no-print-directory -C "$repo" install-userspace BUILD="$fb" PREFIX=/usr \
+			DESTDIR="$fb/stage"
+) >"$flog" 2>&1
+rc=$?
+why=
+if [ $rc -ne 0 ]; then
+	why="make userspace/install-userspace failed (exit $rc): $(grep -m3 -E 'error|Error' "$flog" | tr '\n' ' ')"
+else
+	why=$(python3 - "$fb/userspace/build/compile_commands.json" <<'PY'
+import json, sys
+cmds = json.load(open(sys.argv[1]))
+bad = []
+for c in cmds:
+    f = c["file"].rsplit("/", 1)[-1]
+    words = c["command"].split()
+    if "-D_FORTIFY_SOURCE=3" not in words:
+        bad.append(f + ": no -D_FORTIFY_SOURCE=3")
+    if "-Werror=format-security" not in words:
+        bad.append(f + ": no -Werror=format-security")
+    if "-Werror" in words:
+        bad.append(f + ": -Werror")
+print("; ".join(bad[:5]) + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "") if bad
+      else "" if cmds else "no compile commands")
+PY
+)
+	rp=$(find "$fb/stage" -type f | while read -r f; do
+		readelf -d "$f" 2>/dev/null | grep -qE '\((RPATH|RUNPATH)\)' && echo "${f#"$fb/stage"}"
+	done)
+	[ -z "$rp" ] || why+=" RPATH/RUNPATH in:$(echo "$rp" | tr '\n' ' ')"
+fi
+if [ -z "$why" ]; then
+	echo "deb: make userspace under dpkg-buildflags: $(grep -c '"file"' \
+		"$fb/userspace/build/compile_commands.json") compiles with _FORTIFY_SOURCE=3, none -Werror; no RPATH installed"
+	record pass host-deb/userspace-buildflags
+else
+	echo "deb: make userspace under dpkg-buildflags: $why (log: $flog)"
+	record fail host-deb/userspace-buildflags
 fi
 exit $status

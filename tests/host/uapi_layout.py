@@ -42,10 +42,15 @@ def parse(path):
                 sys.exit(f"{path}: struct {name}: cannot parse member '{decl}'")
             members.append(mm.group(1))
         structs.append((name, members))
+    # Names defined only where the system has not (#ifndef X / #define X):
+    # their value is the system's business; the header's own names for the
+    # same numbers (SMBDIRECT_SOL, SMBDIRECT_IPPROTO) are checked instead.
+    guarded = set(re.findall(r"^[ \t]*#[ \t]*ifndef[ \t]+(\w+)[ \t]*\n[ \t]*#[ \t]*define[ \t]+\1\b",
+                             text, flags=re.M))
     for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\(?)(.*?)$",
                          text.replace("\\\n", " "), flags=re.M):
         name, funclike, value = m.group(1), m.group(2), m.group(3).strip()
-        if funclike or not value or name.startswith("_"):
+        if funclike or not value or name.startswith("_") or name in guarded:
             continue
         if re.match(r"_IO(R|W|WR)?\s*\(", value):
             ioctls.append(name)

@@ -16,7 +16,16 @@
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
 #   make dkms-source     copy what dkms builds to /usr/src/af_smbdirect-VERSION
+#   make deb             Debian packages (userspace/packaging/debian) into
+#                        BUILD/deb, then lintian: af-smbdirect-dkms, libsmbdirect0,
+#                        libsmbdirect-dev, smbdirect-tools
+#   make deps            install what the build and the tests need (Debian
+#                        packages: compilers, cmake, libnl, GoogleTest,
+#                        abigail-tools, debhelper, lintian, QEMU, ...)
 #   make userspace       build libsmbdirect, the preload and the smbdirect command
+#                        (WERROR=1: warnings are errors, as in the test layers;
+#                        CPPFLAGS/CFLAGS/CXXFLAGS/LDFLAGS as dpkg-buildflags sets them)
+#   make uninstall       remove the user space `make install` put there (same BUILD, DESTDIR)
 #   make bench           benchmark against perftest (non-debug kernel; not a test)
 #   make docs            Documentation/ to build/docs/html (Sphinx; warnings are errors)
 #
@@ -34,7 +43,9 @@ MODULE_PART ?= all
 # The kernels that also run the user-space and SMB-stack suites.
 USERSPACE_KERNELS ?= 7.2
 export USERSPACE_KERNELS
-# The version is MODULE_VERSION in kernel/main.c; dkms.conf reads it there.
+# The version is MODULE_VERSION in kernel/main.c; dkms.conf repeats it as a
+# literal (dh_dkms reads it with a regular expression) and check-module's
+# module/version fails when the two differ.
 VERSION := $(shell bash -c '. "$$1" && echo "$$PACKAGE_VERSION"' _ $(ROOT)/dkms.conf)
 DKMS_SOURCE_TREE ?= /usr/src
 RESULTS := $(BUILD)/results.txt
@@ -57,8 +68,8 @@ endif
 sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
-.PHONY: all module modules install install-module install-userspace userspace \
-	dkms-source clean deps demo check check-host check-module check-vm check-demo summary \
+.PHONY: all module modules install install-module install-userspace userspace uninstall \
+	dkms-source deb clean deps demo check check-host check-module check-vm check-demo summary \
 	results-reset help bench kunit docs check-docs
 
 all module modules:
@@ -93,20 +104,68 @@ dkms-source:
 	@echo "$(DKMS_DEST): dkms add af_smbdirect/$(VERSION)"
 
 USERSPACE_BUILD := $(BUILD)/userspace/build
+# CMake reads CFLAGS, CXXFLAGS and LDFLAGS from the environment but never
+# CPPFLAGS, where dpkg-buildflags puts -D_FORTIFY_SOURCE: fold it in, as
+# debhelper's cmake build does (only at the first configure of a build
+# directory, as CMake reads them).
+WERROR ?= 0
 userspace:
 	@mkdir -p $(BUILD)/userspace
-	@cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@CFLAGS="$(strip $(CPPFLAGS) $(CFLAGS))" CXXFLAGS="$(strip $(CPPFLAGS) $(CXXFLAGS))" \
+	cmake -S $(ROOT)/userspace -B $(USERSPACE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSD_HOST_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DSD_WERROR=$(if $(filter 1 ON yes,$(WERROR)),ON,OFF) \
 		>$(BUILD)/userspace/configure.log 2>&1 || { cat $(BUILD)/userspace/configure.log; \
-		echo "userspace: cmake could not configure (above: the missing package; make deps installs them)"; \
+		echo "userspace: cmake could not configure: the package to install is named above" \
+			"(make deps installs every one)"; \
 		exit 1; }
 	cmake --build $(USERSPACE_BUILD) -j $$(($$(nproc) + 1))
 
+# An installed /usr/local/lib library needs the linker cache refreshed.
 install-userspace: userspace
 	DESTDIR=$(DESTDIR) cmake --install $(USERSPACE_BUILD) --prefix $(PREFIX)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+# The user space: what cmake --install wrote (its install_manifest.txt),
+# under the same DESTDIR. Directories are left: they may be shared. The
+# module (make install-module) is the kernel's: modprobe -r, then remove
+# af_smbdirect.ko from /lib/modules/VERSION and run depmod.
+uninstall:
+	@test -f $(USERSPACE_BUILD)/install_manifest.txt || { echo "uninstall:" \
+		"$(USERSPACE_BUILD)/install_manifest.txt missing: run make install (same BUILD) first"; exit 1; }
+	@while read -r f || [ -n "$$f" ]; do \
+		[ -e "$(DESTDIR)$$f" ] || [ -L "$(DESTDIR)$$f" ] || continue; \
+		rm -f "$(DESTDIR)$$f" && echo "removed $(DESTDIR)$$f"; \
+	done <$(USERSPACE_BUILD)/install_manifest.txt
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 deps:
 	@$(ROOT)/tests/setup-deps.sh
+
+# Debian packages: af-smbdirect-dkms, libsmbdirect0, libsmbdirect-dev,
+# smbdirect-tools. The top level belongs to Kbuild, so the packaging lives
+# in userspace/packaging/debian/: the tree (what git would see, without
+# build products) is copied to $(BUILD)/deb/smbdirect-VERSION with that
+# directory as its debian/, and dpkg-buildpackage -us -uc -b runs there;
+# lintian then judges the result (errors and warnings fail). The .deb
+# files land in $(BUILD)/deb/. Needs debhelper, dh-dkms and lintian
+# (make deps).
+DEB_DIR = $(BUILD)/deb
+DEB_TREE = $(DEB_DIR)/smbdirect-$(VERSION)
+deb:
+	@test -n "$(VERSION)" || { echo "deb: no PACKAGE_VERSION in dkms.conf"; exit 1; }
+	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_TREE)
+	@tar -C $(ROOT) --exclude-vcs --exclude-vcs-ignores -cf - Kbuild Makefile dkms.conf \
+		README.md kernel uapi userspace Documentation | tar -C $(DEB_TREE) -xf -
+	@cp -a $(ROOT)/userspace/packaging/debian $(DEB_TREE)/debian
+	@{ echo "smbdirect ($(VERSION)) unstable; urgency=medium"; echo; \
+	   echo "  * Built from the source tree by make deb."; echo; \
+	   echo " -- $$(sed -n 's/^Maintainer: //p' $(DEB_TREE)/debian/control)  $$(date -R -d \
+		@$$(git -C $(ROOT) log -1 --format=%ct 2>/dev/null || date +%s))"; \
+	 } >$(DEB_TREE)/debian/changelog
+	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning --display-info $(DEB_DIR)/smbdirect_$(VERSION)_*.changes
+	@ls $(DEB_DIR)/*.deb
 
 results-reset:
 	@mkdir -p $(BUILD) && : > $(RESULTS)

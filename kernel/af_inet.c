@@ -63,7 +63,7 @@ int sd_inet_init(void)
 {
 	int protocol = inet_protocol;
 
-	if (sol_level == SOL_SMBDIRECT || sol_level == SOL_SOCKET) {
+	if (sol_level == SMBDIRECT_SOL || sol_level == SOL_SOCKET) {
 		pr_err("sol_level=%d is taken\n", sol_level);
 		return -EINVAL;
 	}

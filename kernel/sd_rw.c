@@ -172,7 +172,7 @@ int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg)
 	n = 0;
 	list_for_each_entry(e, &taken, node)
 		out[n++] = e->c;
-	err = put_cmsg(msg, SOL_SMBDIRECT, SMBDIRECT_CMSG_RDMA_COMPLETION, n * one, out);
+	err = put_cmsg(msg, SMBDIRECT_SOL, SMBDIRECT_CMSG_RDMA_COMPLETION, n * one, out);
 	kfree(out);
 	if (!err && (msg->msg_flags & MSG_CTRUNC))
 		err = -EFAULT;	/* put_cmsg() had no room after all */

@@ -457,10 +457,10 @@ int sd_inet_init(void);
 void sd_inet_exit(void);
 int sd_sol_level_ipproto(void);
 
-/* A level our options answer at: SOL_SMBDIRECT or upstream's 289. */
+/* A level our options answer at: SMBDIRECT_SOL or upstream's 289. */
 static inline bool sd_sol_level(int level)
 {
-	return level == SOL_SMBDIRECT ||
+	return level == SMBDIRECT_SOL ||
 	       (sd_sol_level_ipproto() && level == sd_sol_level_ipproto());
 }
 

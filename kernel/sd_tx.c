@@ -526,10 +526,10 @@ static int sd_send_cmsg(struct msghdr *msg, u32 *token,
 
 	*nr_args = 0;
 	for_each_cmsghdr(cmsg, msg) {
-		bool level = cmsg->cmsg_level == SOL_SMBDIRECT ||
+		bool level = cmsg->cmsg_level == SMBDIRECT_SOL ||
 			     (sd_sol_level_ipproto() &&
 			      cmsg->cmsg_level == sd_sol_level_ipproto());
-		bool ours = cmsg->cmsg_level == SOL_SMBDIRECT &&
+		bool ours = cmsg->cmsg_level == SMBDIRECT_SOL &&
 			    cmsg->cmsg_type == SMBDIRECT_CMSG_SEND_INVALIDATE;
 		bool upstream = sd_sol_level_ipproto() &&
 				cmsg->cmsg_level == sd_sol_level_ipproto() &&

@@ -128,16 +128,24 @@ checkpatch() { # kernel-source
 # ---- the version ---------------------------------------------------------
 #
 # MODULE_VERSION in kernel/main.c is the version; dkms.conf (and so the
-# Makefile) reads it from there. The user space cannot: its version,
+# Makefile) states it again as a literal, which dh_dkms can read. The
+# user space cannot read it either: its version,
 # SD_LIB_VERSION in userspace/lib/CMakeLists.txt, and the
 # SMBDIRECT_LIB_VERSION_MAJOR/MINOR it compiles in, must have the same
 # MAJOR.MINOR; the man pages' headers and the README's dkms commands name
 # it too.
-version=$(bash -c '. "$1" && echo "$PACKAGE_VERSION"' _ "$root/dkms.conf" 2>/dev/null)
+version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$root/kernel/main.c")
 check_version() {
-	local v=$1 lib hdr bad=
+	local v=$1 lib hdr dkms bad=
 	echo "== version: $v (MODULE_VERSION in kernel/main.c)"
-	[ -n "$v" ] || { echo "   dkms.conf found no MODULE_VERSION in kernel/main.c"; return 1; }
+	[ -n "$v" ] || { echo "   no MODULE_VERSION in kernel/main.c"; return 1; }
+	# dkms.conf's literal version, read as dkms (bash) and as dh_dkms (its
+	# regular expression, the last match of any line) read it.
+	dkms=$(bash -c '. "$1" && echo "$PACKAGE_VERSION"' _ "$root/dkms.conf" 2>/dev/null)
+	[ "$dkms" = "$v" ] || bad+=" dkms.conf:PACKAGE_VERSION(dkms)=$dkms"
+	dkms=$(perl -ne '/PACKAGE_VERSION=(["'"'"']?)(.*)\1/ && ($v = $2); END { print $v }' \
+		"$root/dkms.conf")
+	[ "$dkms" = "$v" ] || bad+=" dkms.conf:PACKAGE_VERSION(dh_dkms)=$dkms"
 	lib=$(sed -n 's/^set(SD_LIB_VERSION \([^)]*\))$/\1/p' "$root/userspace/lib/CMakeLists.txt")
 	[ "${lib%.*}" = "$v" ] || bad+=" userspace/lib/CMakeLists.txt:SD_LIB_VERSION=$lib"
 	hdr=$(awk '/^#define SMBDIRECT_LIB_VERSION_MAJOR / { M = $3 }

@@ -9,8 +9,12 @@
 #   docs/uapi-complete   every #define and every struct of
 #                        uapi/linux/smbdirect.h is named, as a whole word,
 #                        in Documentation/uapi.rst
+#   docs/man-80-columns  every man page in Documentation/man/ renders at 80
+#                        columns without a warning of man --warnings (groff
+#                        -ww: "table wider than line width", bad macros),
+#                        and there is a section-7 page for the socket family
 #
-# Exit 1 when either fails.
+# Exit 1 when one fails.
 set -uo pipefail
 root=$(cd "$1" && pwd)
 build=$2
@@ -55,6 +59,29 @@ if [ "$count" -gt 0 ] && [ -z "$missing" ]; then
 else
 	result fail uapi-complete
 	echo "   not in Documentation/uapi.rst:${missing:- (no names found in $hdr)}"
+	rc=1
+fi
+# man-db renders each page as a reader at 80 columns would; any warning
+# (groff's -ww: tables wider than the line, unknown macros) fails.
+# From Documentation/man, where a page's ".so man3/..." resolves.
+pages=$(cd "$root/Documentation/man" && ls man*/*.[0-9])
+bad=
+for p in $pages; do
+	w=$(cd "$root/Documentation/man" &&
+		MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -E UTF-8 -l "$p" 2>&1 >/dev/null)
+	[ -z "$w" ] || bad+="Documentation/man/$p: $(echo "$w" | tr '\n' ' ')"$'\n'
+done
+[ -f "$root/Documentation/man/man7/smbdirect.7" ] || bad+="no Documentation/man/man7/smbdirect.7"$'\n'
+if ! command -v man >/dev/null; then
+	result fail man-80-columns
+	echo "   no man (man-db): make deps installs it"
+	rc=1
+elif [ -z "$bad" ]; then
+	result pass man-80-columns
+	echo "   $(echo "$pages" | wc -l) man pages render at 80 columns without a warning"
+else
+	result fail man-80-columns
+	printf '%s' "$bad" | head -n 40 | sed 's/^/   /'
 	rc=1
 fi
 exit $rc

@@ -14,13 +14,14 @@ bookworm=(
 	linux-headers-amd64
 	googletest libgtest-dev clang llvm libclang-rt-dev
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
-	libc6-dev-i386 lib32gcc-12-dev
+	libc6-dev-i386 lib32gcc-12-dev lib32stdc++-12-dev
 	qemu-system-x86
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev ibverbs-providers
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
 	nettle-dev liburing-dev
-	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema
+	debhelper dh-dkms lintian fakeroot
+	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema man-db groff-base
 	debian-archive-keyring ca-certificates
 )
 backports=(ksmbd-tools smbclient)

@@ -143,9 +143,17 @@ struct sd_core_params {
 #define SD_CORE_CONN_SIZE 256
 #define SD_CORE_CONN_ALIGN 8
 
-/* Opaque engine storage; the C++ side static_asserts that it fits. */
+/*
+ * Opaque engine storage; the C++ side static_asserts that it fits. The
+ * alignment is explicit: i386 aligns a long long to 4 only.
+ */
+#ifdef __cplusplus
+#define SD_CORE_CONN_ALIGNED alignas(SD_CORE_CONN_ALIGN)
+#else /* the kernel's C, where <linux/compiler_attributes.h> has __aligned */
+#define SD_CORE_CONN_ALIGNED __aligned(SD_CORE_CONN_ALIGN)
+#endif
 struct sd_core_conn {
-	unsigned long long opaque[SD_CORE_CONN_SIZE / 8];
+	SD_CORE_CONN_ALIGNED unsigned long long opaque[SD_CORE_CONN_SIZE / 8];
 };
 
 /* What the glue must do after an event, in field order. */

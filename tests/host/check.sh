@@ -11,6 +11,11 @@
 #    tools_tests, examples_tests where they are built
 # 2. every libFuzzer target for SMBDIRECT_FUZZ_SECONDS (default 60) each,
 #    seeded from tests/fuzz/corpus/<target>, new inputs kept in the build dir
+#    and tests/host/abi.sh: the UAPI's layout for x86-64 and i386, its
+#    ioctl numbers and constants, libsmbdirect's exported symbols and types
+#    against the committed baselines ("pass host/abi/..."), and
+#    tests/host/i386.sh: the core, the library and the preload's logic
+#    built with -m32, their unit tests ("pass host-i386/...")
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
 #    fails below 90 % of lines
 #
@@ -48,7 +53,7 @@ section() {
 configure_build() { # dir, cmake args...
 	local dir=$1
 	shift
-	cmake -S "$repo/userspace" -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >"$dir.configure.log" 2>&1 &&
+	cmake -S "$repo/userspace" -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DSD_WERROR=ON "$@" >"$dir.configure.log" 2>&1 &&
 		cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1
 	local rc=$?
 	if [ $rc -ne 0 ]; then
@@ -120,6 +125,14 @@ if configure_build "$build/host-asan" -DSD_SANITIZE=ON \
 else
 	record fail host/build
 fi
+
+# --- 1b. the binary contracts ------------------------------------------------
+section "ABI: UAPI layout (x86-64, i386), exported symbols, abidiff"
+"$repo/tests/host/abi.sh" "$repo" "$build" "$build/host-asan/lib/libsmbdirect.so.0" || status=1
+
+# --- 1c. i386 ------------------------------------------------------------------
+section "i386 (-m32): core, libsmbdirect and preload unit tests"
+"$repo/tests/host/i386.sh" "$repo" "$build" || status=1
 
 # --- 2. libFuzzer -----------------------------------------------------------
 section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"

@@ -20,7 +20,7 @@ mkdir -p "$us"
 log=$us/build.log
 {
 	cmake -S "$root/userspace" -B "$us/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DSD_HOST_TESTS=OFF -DSD_VM_TESTS=ON -DCMAKE_INSTALL_PREFIX=/usr/local &&
+		-DSD_HOST_TESTS=OFF -DSD_VM_TESTS=ON -DSD_WERROR=ON -DCMAKE_INSTALL_PREFIX=/usr/local &&
 	cmake --build "$us/build" -j "$(($(nproc) + 1))"
 } >"$log" 2>&1 || { tail -n 40 "$log" >&2; exit 1; }
 

@@ -117,7 +117,17 @@
  * (at least one PDU's worth always fits an empty queue), a SOCK_SEQPACKET
  * message whole (one always fits an empty queue).
  */
-#define SOL_SMBDIRECT 0x5344
+#define SMBDIRECT_SOL 0x5344
+/*
+ * SOL_SMBDIRECT is the name programs use. Upstream proposes SOL_SMBDIRECT
+ * = 289 (SMBDIRECT_SOL_IPPROTO) in <linux/socket.h>; where the system
+ * already defines it, that definition stays (the module answers both
+ * levels on every socket). Received control messages
+ * (SMBDIRECT_CMSG_RDMA_COMPLETION) always come at SMBDIRECT_SOL.
+ */
+#ifndef SOL_SMBDIRECT
+#define SOL_SMBDIRECT SMBDIRECT_SOL
+#endif
 
 /*
  * Level IPPROTO_TCP, for programs ported from TCP: TCP_NODELAY, TCP_CORK,

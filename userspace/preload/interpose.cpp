@@ -615,9 +615,9 @@ template <class T> bool set_sockopt(int fd, int name, const std::optional<T> &v)
 /* SMB-sized messages: see smb_max_fragmented_size in socket_state.hpp. */
 bool raise_max_fragmented_size(int fd)
 {
-	int current = sockopt_int(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, -1);
+	int current = sockopt_int(fd, SMBDIRECT_SOL, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, -1);
 	std::optional<int> v = raised_max_fragmented_size(current);
-	return !v || real_setsockopt(fd, SOL_SMBDIRECT, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &*v,
+	return !v || real_setsockopt(fd, SMBDIRECT_SOL, SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &*v,
 				     sizeof(*v)) == 0;
 }
 

@@ -26,20 +26,24 @@ TEST(CmsgInvalidate, ExactBytes)
 	struct msghdr msg = {};
 	ASSERT_EQ(smbdirect_cmsg_invalidate(&msg, c.bytes, sizeof(c.bytes), 0x11223344u), 0);
 	EXPECT_EQ(msg.msg_control, c.bytes);
-	EXPECT_EQ(msg.msg_controllen, 24u);
+	// struct cmsghdr: size_t len, int level, int type, then the data: 24
+	// bytes in all on 64-bit ABIs, 16 on 32-bit ones (i386).
+	constexpr size_t word = sizeof(size_t);
+	constexpr size_t space = 2 * word + 8;
+	static_assert(space == SMBDIRECT_CMSG_INVALIDATE_SPACE);
+	EXPECT_EQ(msg.msg_controllen, space);
 
-	// struct cmsghdr on x86_64: size_t len, int level, int type, data.
 	unsigned char want[24] = {};
-	size_t len = 20; // CMSG_LEN(4)
+	size_t len = word + 12; // CMSG_LEN(4)
 	int level = 0x5344, type = 1;
 	uint32_t token = 0x11223344u;
-	memcpy(want + 0, &len, 8);
-	memcpy(want + 8, &level, 4);
-	memcpy(want + 12, &type, 4);
-	memcpy(want + 16, &token, 4);
-	EXPECT_EQ(memcmp(c.bytes, want, sizeof(want)), 0);
+	memcpy(want + 0, &len, word);
+	memcpy(want + word, &level, 4);
+	memcpy(want + word + 4, &type, 4);
+	memcpy(want + word + 8, &token, 4);
+	EXPECT_EQ(memcmp(c.bytes, want, space), 0);
 	// Nothing beyond the control message was touched.
-	for (size_t i = 24; i < sizeof(c.bytes); i++)
+	for (size_t i = space; i < sizeof(c.bytes); i++)
 		EXPECT_EQ(c.bytes[i], 0xee) << i;
 }
 

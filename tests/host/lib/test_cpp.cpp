@@ -29,12 +29,23 @@ namespace
 
 SD_CPP_TESTS(Cpp)
 
+// The process's own system call ABI, for the filter below.
+#if defined(__x86_64__)
+constexpr unsigned int own_audit_arch = AUDIT_ARCH_X86_64;
+#elif defined(__i386__)
+constexpr unsigned int own_audit_arch = AUDIT_ARCH_I386;
+#elif defined(__aarch64__)
+constexpr unsigned int own_audit_arch = AUDIT_ARCH_AARCH64;
+#else
+#error "add this architecture's AUDIT_ARCH_*"
+#endif
+
 // In a child: any ioctl() kills the process with SIGSYS.
 void forbid_ioctl()
 {
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, own_audit_arch, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 1),

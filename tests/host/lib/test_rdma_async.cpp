@@ -29,6 +29,14 @@ const struct iovec iov2[2] = { { reinterpret_cast<void *>(0x1000), 4096 },
 			       { reinterpret_cast<void *>(0x3000), 100 } };
 const struct smbdirect_buffer_descriptor_v1 desc3[3] = {};
 
+// struct cmsghdr: size_t len, int level, int type, then the data at hdr
+// (16 bytes on 64-bit ABIs, 12 on 32-bit ones); one SMBDIRECT_CMSG_RDMA
+// is CMSG_LEN(64) = CMSG_SPACE(64) = one bytes (80, or 76 on i386).
+constexpr size_t word = sizeof(size_t);
+constexpr size_t hdr = word + 8;
+constexpr size_t one = hdr + sizeof(struct smbdirect_rdma_args);
+static_assert(hdr == CMSG_LEN(0) && one == CMSG_SPACE(sizeof(struct smbdirect_rdma_args)));
+
 template <class T> T at(const void *p, size_t offset)
 {
 	T v;
@@ -108,8 +116,8 @@ TEST(RdmaAsyncMsghdr, ControlSpaceIsCmsgSpacePerTransfer)
 {
 	EXPECT_EQ(smbdirect_rdma_control_space(0), 0u);
 	EXPECT_EQ(smbdirect_rdma_control_space(1), CMSG_SPACE(sizeof(struct smbdirect_rdma_args)));
-	EXPECT_EQ(smbdirect_rdma_control_space(1), 80u); // x86-64: 16-byte header + 64
-	EXPECT_EQ(smbdirect_rdma_control_space(SMBDIRECT_RDMA_CMSG_MAX), 80u * 64);
+	EXPECT_EQ(smbdirect_rdma_control_space(1), one); // 80 on x86-64: 16-byte header + 64
+	EXPECT_EQ(smbdirect_rdma_control_space(SMBDIRECT_RDMA_CMSG_MAX), one * 64);
 	EXPECT_EQ(smbdirect_rdma_control_space(SMBDIRECT_RDMA_CMSG_MAX + 1), 0u);
 	EXPECT_EQ(smbdirect_rdma_control_space(~0u), 0u);
 }
@@ -126,21 +134,21 @@ TEST(RdmaAsyncMsghdr, ExactBytes)
 	msg.msg_iov = &data;
 	msg.msg_iovlen = 1;
 	msg.msg_flags = 0x40;
-	ASSERT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, 160, a, 2), 0);
+	ASSERT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, 2 * one, a, 2), 0);
 	EXPECT_EQ(msg.msg_control, c.bytes);
-	EXPECT_EQ(msg.msg_controllen, 160u);
+	EXPECT_EQ(msg.msg_controllen, 2 * one);
 	EXPECT_EQ(msg.msg_iov, &data); // the message is the caller's
 	EXPECT_EQ(msg.msg_iovlen, 1u);
 	EXPECT_EQ(msg.msg_flags, 0x40);
-	for (int i = 0; i < 2; i++) {
-		const unsigned char *h = c.bytes + 80 * i;
-		// struct cmsghdr on x86-64: size_t len, int level, int type, data.
-		EXPECT_EQ(at<size_t>(h, 0), 80u) << i; // CMSG_LEN(64): exactly, as the kernel wants
-		EXPECT_EQ(at<int>(h, 8), 0x5344) << i;
-		EXPECT_EQ(at<int>(h, 12), SMBDIRECT_CMSG_RDMA) << i;
-		EXPECT_EQ(memcmp(h + 16, &a[i], 64), 0) << i;
+	for (size_t i = 0; i < 2; i++) {
+		const unsigned char *h = c.bytes + one * i;
+		// CMSG_LEN(64): exactly, as the kernel wants
+		EXPECT_EQ(at<size_t>(h, 0), one) << i;
+		EXPECT_EQ(at<int>(h, word), 0x5344) << i;
+		EXPECT_EQ(at<int>(h, word + 4), SMBDIRECT_CMSG_RDMA) << i;
+		EXPECT_EQ(memcmp(h + hdr, &a[i], 64), 0) << i;
 	}
-	for (size_t i = 160; i < sizeof(c.bytes); i++)
+	for (size_t i = 2 * one; i < sizeof(c.bytes); i++)
 		ASSERT_EQ(c.bytes[i], 0xee) << "byte " << i << " written";
 }
 
@@ -173,17 +181,19 @@ TEST(RdmaAsyncMsghdr, BadArgumentsLeaveTheMessageAlone)
 	smbdirect_rdma_prep_write(&a, 1, iov2, 1, desc3, 1);
 	Control c;
 	struct msghdr msg = {};
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(nullptr, c.bytes, 80, &a, 1), -EINVAL);
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, nullptr, 80, &a, 1), -EINVAL);
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, 80, &a, 0), -EINVAL);
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes + 4, 80, &a, 1), -EINVAL);
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(nullptr, c.bytes, one, &a, 1), -EINVAL);
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, nullptr, one, &a, 1), -EINVAL);
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, one, &a, 0), -EINVAL);
+	// Misaligned for struct cmsghdr (8 on 64-bit ABIs, 4 on i386).
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes + alignof(struct cmsghdr) / 2, one, &a, 1),
+		  -EINVAL);
 	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, sizeof(c.bytes), &a,
 					     SMBDIRECT_RDMA_CMSG_MAX + 1),
 		  -EINVAL);
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, 80, nullptr, 1), -EFAULT);
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, 79, &a, 1), -ENOSPC);
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, one, nullptr, 1), -EFAULT);
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, one - 1, &a, 1), -ENOSPC);
 	a.op = 3;
-	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, 80, &a, 1), -EINVAL);
+	EXPECT_EQ(smbdirect_rdma_prep_msghdr(&msg, c.bytes, one, &a, 1), -EINVAL);
 	EXPECT_EQ(msg.msg_control, nullptr);
 	EXPECT_EQ(msg.msg_controllen, 0u);
 }
@@ -381,20 +391,22 @@ TEST(RdmaAsyncSubmit, TransfersThenTheToken)
 	EXPECT_EQ(s.flags, MSG_DONTWAIT);
 	ASSERT_EQ(s.iov.size(), 2u);
 	EXPECT_EQ(s.iov[1].iov_base, iov2[1].iov_base);
-	ASSERT_EQ(s.control.size(), 80u + 80u + 24u);
-	for (int i = 0; i < 2; i++) {
-		const unsigned char *h = s.control.data() + 80 * i;
-		EXPECT_EQ(at<size_t>(h, 0), 80u);
-		EXPECT_EQ(at<int>(h, 8), SOL_SMBDIRECT);
-		EXPECT_EQ(at<int>(h, 12), SMBDIRECT_CMSG_RDMA);
-		EXPECT_EQ(memcmp(h + 16, &a[i], 64), 0) << i;
+	ASSERT_EQ(s.control.size(), 2 * one + SMBDIRECT_CMSG_INVALIDATE_SPACE);
+	for (size_t i = 0; i < 2; i++) {
+		const unsigned char *h = s.control.data() + one * i;
+		EXPECT_EQ(at<size_t>(h, 0), one);
+		EXPECT_EQ(at<int>(h, word), SMBDIRECT_SOL);
+		EXPECT_EQ(at<int>(h, word + 4), SMBDIRECT_CMSG_RDMA);
+		EXPECT_EQ(memcmp(h + hdr, &a[i], 64), 0) << i;
 	}
-	const unsigned char *t = s.control.data() + 160;
-	EXPECT_EQ(at<size_t>(t, 0), 20u); // CMSG_LEN(4)
-	EXPECT_EQ(at<int>(t, 8), SOL_SMBDIRECT);
-	EXPECT_EQ(at<int>(t, 12), SMBDIRECT_CMSG_SEND_INVALIDATE);
-	EXPECT_EQ(at<uint32_t>(t, 16), 0xabcdef01u);
-	EXPECT_EQ(at<uint32_t>(t, 20), 0u); // padding zeroed
+	const unsigned char *t = s.control.data() + 2 * one;
+	EXPECT_EQ(at<size_t>(t, 0), hdr + 4); // CMSG_LEN(4)
+	EXPECT_EQ(at<int>(t, word), SMBDIRECT_SOL);
+	EXPECT_EQ(at<int>(t, word + 4), SMBDIRECT_CMSG_SEND_INVALIDATE);
+	EXPECT_EQ(at<uint32_t>(t, hdr), 0xabcdef01u);
+	if (word == 8) {
+		EXPECT_EQ(at<uint32_t>(t, hdr + 4), 0u); // padding zeroed
+	}
 }
 
 TEST(RdmaAsyncSubmit, NothingButTheMessage)
@@ -424,7 +436,7 @@ ssize_t kernel_answer(struct msghdr *m, const std::vector<smbdirect_rdma_complet
 	if (m->msg_controllen < CMSG_LEN(bytes))
 		return -EINVAL;
 	struct cmsghdr *h = CMSG_FIRSTHDR(m);
-	h->cmsg_level = SOL_SMBDIRECT;
+	h->cmsg_level = SMBDIRECT_SOL; // the kernel's level, whatever SOL_SMBDIRECT is
 	h->cmsg_type = SMBDIRECT_CMSG_RDMA_COMPLETION;
 	h->cmsg_len = CMSG_LEN(bytes);
 	memcpy(CMSG_DATA(h), c.data(), bytes);
@@ -453,7 +465,8 @@ TEST(RdmaAsyncReap, AsksForAtMostMaxAndNeverBlocks)
 		[&](struct msghdr *m, int f) -> ssize_t {
 			flags = f;
 			room = m->msg_controllen;
-			// The kernel's own sizing: (controllen - 16) / 24 completions.
+			// The kernel's own sizing: (controllen - 16) / 24 completions,
+			// with its own 16-byte header also for a 32-bit process.
 			size_t fit = (m->msg_controllen - 16) / sizeof(want[0]);
 			std::vector<smbdirect_rdma_completion> some(want.begin(),
 								    want.begin() + std::min<size_t>(fit, 5));
@@ -461,7 +474,8 @@ TEST(RdmaAsyncReap, AsksForAtMostMaxAndNeverBlocks)
 		},
 		got, 3);
 	EXPECT_EQ(flags, MSG_ERRQUEUE | MSG_DONTWAIT);
-	EXPECT_EQ(room, CMSG_SPACE(3 * sizeof(got[0])));
+	// A 32-bit process asks for the 4 bytes its shorter header leaves out.
+	EXPECT_EQ(room, CMSG_SPACE(3 * sizeof(got[0])) + (16 - hdr));
 	ASSERT_EQ(n, 3);
 	EXPECT_EQ(memcmp(got, want.data(), 3 * sizeof(got[0])), 0);
 }
@@ -485,7 +499,8 @@ TEST(RdmaAsyncReap, NoneWaitingIsZeroOtherErrorsPassOn)
 
 TEST(RdmaAsyncReap, CompletionSpaceFitsTheKernelsSizing)
 {
-	// The kernel returns (controllen - its 16-byte header) / 24: exactly max.
+	// The kernel returns (controllen - its 16-byte header) / 24: exactly max
+	// (its own header, also for a 32-bit process, whose header is 12).
 	for (unsigned int max : { 1u, 2u, 7u, 64u, 256u }) {
 		size_t space = smbdirect_rdma_completion_space(max);
 		EXPECT_GE(space, CMSG_SPACE(max * sizeof(smbdirect_rdma_completion))) << max;

@@ -27,7 +27,7 @@ int smbdirect_cmsg_invalidate(struct msghdr *msg, void *control, size_t control_
 	msg->msg_control = control;
 	msg->msg_controllen = CMSG_SPACE(sizeof(token));
 	struct cmsghdr *cmsg = CMSG_FIRSTHDR(msg);
-	cmsg->cmsg_level = SOL_SMBDIRECT;
+	cmsg->cmsg_level = SMBDIRECT_SOL;
 	cmsg->cmsg_type = SMBDIRECT_CMSG_SEND_INVALIDATE;
 	cmsg->cmsg_len = CMSG_LEN(sizeof(token));
 	std::memcpy(CMSG_DATA(cmsg), &token, sizeof(token));

@@ -20,7 +20,7 @@ int smbdirect_set_option(int fd, int option, uint32_t value)
 	if (value > INT_MAX)
 		return -EINVAL;
 	int v = static_cast<int>(value);
-	if (::setsockopt(fd, SOL_SMBDIRECT, option, &v, sizeof(v)))
+	if (::setsockopt(fd, SMBDIRECT_SOL, option, &v, sizeof(v)))
 		return neg_errno();
 	return 0;
 }
@@ -33,7 +33,7 @@ int smbdirect_get_option(int fd, int option, uint32_t *value)
 		return -EINVAL;
 	int v = 0;
 	socklen_t len = sizeof(v);
-	if (::getsockopt(fd, SOL_SMBDIRECT, option, &v, &len))
+	if (::getsockopt(fd, SMBDIRECT_SOL, option, &v, &len))
 		return neg_errno();
 	if (len != sizeof(v) || v < 0)
 		return -EPROTO;

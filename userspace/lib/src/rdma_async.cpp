@@ -103,14 +103,14 @@ void write_control(struct msghdr *msg, void *control, const struct smbdirect_rdm
 	msg->msg_controllen = len;
 	struct cmsghdr *c = CMSG_FIRSTHDR(msg);
 	for (unsigned int i = 0; i < nr; i++) {
-		c->cmsg_level = SOL_SMBDIRECT;
+		c->cmsg_level = SMBDIRECT_SOL;
 		c->cmsg_type = SMBDIRECT_CMSG_RDMA;
 		c->cmsg_len = CMSG_LEN(sizeof(args[i]));
 		std::memcpy(CMSG_DATA(c), &args[i], sizeof(args[i]));
 		c = CMSG_NXTHDR(msg, c);
 	}
 	if (token) {
-		c->cmsg_level = SOL_SMBDIRECT;
+		c->cmsg_level = SMBDIRECT_SOL;
 		c->cmsg_type = SMBDIRECT_CMSG_SEND_INVALIDATE;
 		c->cmsg_len = CMSG_LEN(sizeof(*token));
 		std::memcpy(CMSG_DATA(c), token, sizeof(*token));
@@ -131,7 +131,7 @@ template <class F> int each_completion_cmsg(struct msghdr *m, F &&f) noexcept
 		const auto *start = reinterpret_cast<const unsigned char *>(h);
 		if (h->cmsg_len < CMSG_LEN(0) || h->cmsg_len > static_cast<size_t>(end - start))
 			return -EBADMSG;
-		if (h->cmsg_level != SOL_SMBDIRECT || h->cmsg_type != SMBDIRECT_CMSG_RDMA_COMPLETION)
+		if (h->cmsg_level != SMBDIRECT_SOL || h->cmsg_type != SMBDIRECT_CMSG_RDMA_COMPLETION)
 			continue;
 		size_t bytes = h->cmsg_len - CMSG_LEN(0);
 		if (bytes % one)

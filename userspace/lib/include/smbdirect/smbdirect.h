@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libsmbdirect: the C API over af_smbdirect.ko's socket UAPI
- * (<linux/smbdirect.h>), for SMB servers and clients written in C.
+ * (<smbdirect/linux/smbdirect.h>, the kernel module's uapi/linux/smbdirect.h
+ * installed under the library's own directory), for SMB servers and
+ * clients written in C.
  *
  * Conventions (those of liburing):
  *  - every call returns 0 or a non-negative result on success and -errno
@@ -20,7 +22,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include <linux/smbdirect.h>
+#include <smbdirect/linux/smbdirect.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -168,8 +170,11 @@ ssize_t smbdirect_rdma_v1_writev(int fd, const struct iovec *iov, int iov_count,
 
 /* --- send with remote invalidation ---------------------------------------- */
 
-/* Room for the control message: CMSG_SPACE(sizeof(uint32_t)). */
-#define SMBDIRECT_CMSG_INVALIDATE_SPACE 24
+/*
+ * Room for the control message: CMSG_SPACE(sizeof(uint32_t)), 24 bytes on
+ * 64-bit ABIs, 16 on 32-bit ones (i386, armhf).
+ */
+#define SMBDIRECT_CMSG_INVALIDATE_SPACE CMSG_SPACE(sizeof(uint32_t))
 
 /*
  * Writes the SMBDIRECT_CMSG_SEND_INVALIDATE control message for token into

@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian packages, built and judged on the host (never installed):
+#
+#   tests/host/deb.sh <repo-root> <build-dir>
+#
+# host-deb/build    `make deb`: the tree copied to BUILD/deb with
+#                   userspace/packaging/debian as debian/, dpkg-buildpackage
+#                   -us -uc -b (dpkg-buildflags with hardening=+all and
+#                   _FORTIFY_SOURCE=3, no -Werror, dpkg-gensymbols at level
+#                   4 against debian/libsmbdirect0.symbols)
+# host-deb/lintian  lintian --fail-on error,warning on the .changes
+# host-deb/no-rpath no ELF file in any package has an RPATH or RUNPATH
+# host-deb/contents each package holds what it must and nothing of the
+#                   others': the UAPI header under usr/include/smbdirect/,
+#                   nothing under usr/include/linux/; the DKMS source and a
+#                   postinst that adds af_smbdirect/VERSION (VERSION =
+#                   MODULE_VERSION in kernel/main.c)
+# host-deb/userspace-buildflags
+#                   `make userspace` with dpkg-buildflags' variables exported
+#                   (hardening=+all, _FORTIFY_SOURCE raised to 3), as a
+#                   distribution's own scripts would: it builds, every
+#                   compile has _FORTIFY_SOURCE=3 and -Werror=format-security
+#                   and none -Werror, and `make install DESTDIR PREFIX=/usr`
+#                   leaves no RPATH in an installed ELF file
+# One "pass|fail host-deb/<name>" line each in $SMBDIRECT_RESULTS. Not part
+# of `make check` (minutes on two cores); the lead runs it beside the VM
+# boots.
+set -u -o pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 <repo-root> <build-dir>" >&2
+	exit 2
+fi
+repo=$(realpath "$1")
+mkdir -p "$2"
+build=$(realpath "$2")
+results=${SMBDIRECT_RESULTS:-}
+status=0
+record() { # record pass|fail name
+	[ -n "$results" ] && echo "$1 $2" >>"$results"
+	[ "$1" = pass ] || status=1
+}
+
+version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$repo/kernel/main.c")
+log=$build/deb.log
+deb=$build/deb
+# make deb runs lintian last: a build failure and a lintian failure are told
+# apart by whether the .changes exists.
+make --no-print-directory -C "$repo" deb BUILD="$build" >"$log" 2>&1
+rc=$?
+changes=$(ls "$deb"/smbdirect_*.changes 2>/dev/null | head -n 1)
+if [ -z "$changes" ]; then
+	echo "deb: dpkg-buildpackage failed (exit $rc); the end of $log:"
+	tail -n 40 "$log"
+	record fail host-deb/build
+	record fail host-deb/lintian
+	record fail host-deb/no-rpath
+	record fail host-deb/contents
+	record fail host-deb/userspace-buildflags
+	exit 1
+fi
+record pass host-deb/build
+echo "deb: built $(cd "$deb" && echo *.deb)"
+if [ $rc -eq 0 ]; then
+	echo "deb: lintian: no error or warning (info tags, if any, in $log)"
+	record pass host-deb/lintian
+else
+	echo "deb: lintian failed:"
+	sed -n '/^lintian /,$p' "$log" | grep -E '^[EW]: ' | head -n 40
+	record fail host-deb/lintian
+fi
+
+x=$build/deb-extract
+rm -rf "$x"
+for d in "$deb"/*.deb; do
+	p=$(basename "$d" | cut -d_ -f1)
+	mkdir -p "$x/$p"
+	dpkg-deb -x "$d" "$x/$p" && dpkg-deb -e "$d" "$x/$p/DEBIAN"
+done
+
+rpath=$(find "$x" -type f -not -path '*/DEBIAN/*' | while read -r f; do
+	readelf -d "$f" 2>/dev/null | grep -qE '\((RPATH|RUNPATH)\)' && echo "${f#"$x"/}"
+done)
+if [ -z "$rpath" ]; then
+	record pass host-deb/no-rpath
+else
+	echo "deb: RPATH/RUNPATH in: $rpath"
+	record fail host-deb/no-rpath
+fi
+
+missing=()
+want() { # package path-glob
+	compgen -G "$x/$1/$2" >/dev/null || missing+=("$1:$2")
+}
+want af-smbdirect-dkms "usr/src/af_smbdirect-$version/dkms.conf"
+want af-smbdirect-dkms "usr/src/af_smbdirect-$version/Kbuild"
+want af-smbdirect-dkms "usr/src/af_smbdirect-$version/kernel/main.c"
+want af-smbdirect-dkms "usr/src/af_smbdirect-$version/kernel/core/smbdirect_core.h"
+want af-smbdirect-dkms "usr/src/af_smbdirect-$version/uapi/linux/smbdirect.h"
+want libsmbdirect0 "usr/lib/*/libsmbdirect.so.0"
+want libsmbdirect-dev "usr/include/smbdirect/smbdirect.h"
+want libsmbdirect-dev "usr/include/smbdirect/smbdirect.hpp"
+want libsmbdirect-dev "usr/include/smbdirect/linux/smbdirect.h"
+want libsmbdirect-dev "usr/lib/*/pkgconfig/smbdirect.pc"
+want libsmbdirect-dev "usr/lib/*/cmake/smbdirect/smbdirectConfig.cmake"
+want libsmbdirect-dev "usr/share/man/man3/smbdirect_socket.3.gz"
+want libsmbdirect-dev "usr/share/man/man7/smbdirect.7.gz"
+want smbdirect-tools "usr/bin/smbdirect"
+want smbdirect-tools "usr/lib/*/smbdirect/libsmbdirect-preload.so"
+want smbdirect-tools "usr/share/man/man8/smbdirect.8.gz"
+bad=()
+[ -z "$(find "$x" -path '*/usr/include/linux*' -print -quit)" ] ||
+	bad+=("a header under usr/include/linux (linux-libc-dev's)")
+[ -z "$(find "$x" -name 'smbdirect-example-*' -print -quit)" ] || bad+=("the examples are shipped")
+grep -q "af_smbdirect" "$x/af-smbdirect-dkms/DEBIAN/postinst" 2>/dev/null &&
+	grep -q "$version" "$x/af-smbdirect-dkms/DEBIAN/postinst" ||
+	bad+=("af-smbdirect-dkms's postinst does not name af_smbdirect $version")
+grep -q "^Depends:.*dkms" "$x/af-smbdirect-dkms/DEBIAN/control" || bad+=("af-smbdirect-dkms does not depend on dkms")
+if [ ${#missing[@]} -eq 0 ] && [ ${#bad[@]} -eq 0 ]; then
+	echo "deb: every package holds what it must"
+	record pass host-deb/contents
+else
+	echo "deb: missing: ${missing[*]:-none}; wrong: ${bad[*]:-none}"
+	record fail host-deb/contents
+fi
+# --- make userspace under dpkg-buildflags ------------------------------------
+fb=$build/buildflags
+rm -rf "$fb"
+flog=$build/buildflags.log
+(
+	export DEB_BUILD_MAINT_OPTIONS=hardening=+all
+	eval "$(dpkg-buildflags --export=sh)"
+	CPPFLAGS="${CPPFLAGS/_FORTIFY_SOURCE=2/_FORTIFY_SOURCE=3}"
+	export CPPFLAGS
+	make --no-print-directory -C "$repo" userspace BUILD="$fb" PREFIX=/usr &&
+		make --no-print-directory -C "$repo" install-userspace BUILD="$fb" PREFIX=/usr \
+			DESTDIR="$fb/stage"
+) >"$flog" 2>&1
+rc=$?
+why=
+if [ $rc -ne 0 ]; then
+	why="make userspace/install-userspace failed (exit $rc): $(grep -m3 -E 'error|Error' "$flog" | tr '\n' ' ')"
+else
+	why=$(python3 - "$fb/userspace/build/compile_commands.json" <<'PY'
+import json, sys
+cmds = json.load(open(sys.argv[1]))
+bad = []
+for c in cmds:
+    f = c["file"].rsplit("/", 1)[-1]
+    words = c["command"].split()
+    if "-D_FORTIFY_SOURCE=3" not in words:
+        bad.append(f + ": no -D_FORTIFY_SOURCE=3")
+    if "-Werror=format-security" not in words:
+        bad.append(f + ": no -Werror=format-security")
+    if "-Werror" in words:
+        bad.append(f + ": -Werror")
+print("; ".join(bad[:5]) + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "") if bad
+      else "" if cmds else "no compile commands")
+PY
+)
+	rp=$(find "$fb/stage" -type f | while read -r f; do
+		readelf -d "$f" 2>/dev/null | grep -qE '\((RPATH|RUNPATH)\)' && echo "${f#"$fb/stage"}"
+	done)
+	[ -z "$rp" ] || why+=" RPATH/RUNPATH in:$(echo "$rp" | tr '\n' ' ')"
+fi
+if [ -z "$why" ]; then
+	echo "deb: make userspace under dpkg-buildflags: $(grep -c '"file"' \
+		"$fb/userspace/build/compile_commands.json") compiles with _FORTIFY_SOURCE=3, none -Werror; no RPATH installed"
+	record pass host-deb/userspace-buildflags
+else
+	echo "deb: make userspace under dpkg-buildflags: $why (log: $flog)"
+	record fail host-deb/userspace-buildflags
+fi
+exit $status

@@ -272,7 +272,10 @@ if [ "$part" != cross ]; then
 		result fail genl-spec
 	fi
 
-	for s in $series; do
+	# Newest first, the order make check's VM phase builds them in (the
+	# user-space kernel first): this part waits for that build instead of
+	# starting another beside it.
+	for s in $(printf '%s\n' $series | sort -rV); do
 		kdir=$("$root/tests/vm/build-kernel.sh" "$s") || { result fail "kernel-$s"; continue; }
 		dkms_build "test-kernel-$s" "$kdir"
 		compile "test-kernel-$s-kunit" "$kdir" SMBDIRECT_KUNIT=1

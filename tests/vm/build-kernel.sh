@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kernel.sh SERIES [debug|light|bench]
+# build-kernel.sh SERIES [debug|light|bench|test]
 #
 # Builds a test kernel from Debian's linux-source-SERIES: tinyconfig plus
 # tests/vm/kernel.config (plus kernel-light.config for "light", KASAN and
-# kmemleak without lockdep, or kernel-bench.config for "bench"). Verifies that
+# kmemleak without lockdep, or kernel-bench.config for "bench"). "test"
+# (the default) is the variant make check boots for SERIES: debug for the
+# kernels in LOCKDEP_KERNELS (default 6.12), light for the others;
+# SD_KERNEL_VARIANT names one for every series. Verifies that
 # every option asked for survived olddefconfig, and prints the build directory
 # (bzImage, Module.symvers, usable as KDIR). Cached by source version and
 # configuration hash under ~/.cache/smbdirect/kernels/.
@@ -13,8 +16,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/apt-private.sh"
 
-series=${1:?usage: build-kernel.sh SERIES [debug|light|bench]}
-variant=${2:-debug}
+series=${1:?usage: build-kernel.sh SERIES [debug|light|bench|test]}
+variant=${2:-test}
+if [ "$variant" = test ]; then
+	case " ${LOCKDEP_KERNELS-6.12} " in
+	*" $series "*) variant=${SD_KERNEL_VARIANT:-debug} ;;
+	*) variant=${SD_KERNEL_VARIANT:-light} ;;
+	esac
+fi
 frags=("$here/kernel.config")
 case $variant in
 debug) ;;

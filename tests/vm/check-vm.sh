@@ -14,61 +14,46 @@
 # (tests/userspace/*.sh), layer vm-SERIES-user; smb = the SMB-stack interop
 # scripts (every tests/interop/*.sh but cifs.sh and ksmbd.sh), layer
 # vm-SERIES-smb. Each part is a VM boot of its own, so that make check runs
-# two of them side by side; prepare = only build what the parts need (make
-# check builds first, then boots VMs in parallel) but the light kernel;
-# prepare-light = the light kernel and its module, for the user and smb
-# parts (check-vms.sh builds them beside the first boots, which do not
-# need them).
+# two of them side by side; prepare = only build what the parts need
+# (check-vms.sh prepares each kernel, then boots its parts while the next
+# kernel builds). SD_USERSPACE_PREPARED=1: prepare leaves the user space
+# as an earlier prepare built it (its guests may be using it).
 set -uo pipefail
 root=$1 build=$2 series=$3 part=${4:-kernel}
 res=${SMBDIRECT_RESULTS:-/dev/null}
 case $part in
 kernel) layer=vm-$series out=$build/vm/$series ;;
 user | smb | prepare) layer=vm-$series-$part out=$build/vm/$series-$part ;;
-prepare-light) layer=vm-$series-prepare out=$build/vm/$series-$part ;;
-*) echo "check-vm.sh: PART is kernel, user, smb, prepare or prepare-light, not $part" >&2; exit 2 ;;
+*) echo "check-vm.sh: PART is kernel, user, smb or prepare, not $part" >&2; exit 2 ;;
 esac
 rec() { echo "$1 $layer/$2" >>"$res"; [ "$1" = pass ] || echo "FAIL: $layer/$2"; }
 
 echo "== VM tests on $series ($part)"
-# The kernel variant (build-kernel.sh): the module's own suites (kernel
-# part) run on the debug kernel, KASAN, lockdep and kmemleak. The user and
-# smb parts, whose subject is the user space and the SMB peers, run on the
-# light one, KASAN and kmemleak without lockdep: measured 2026-11-27 on
-# 7.2, the debug kernel made lib.sh take 146 s and preload_events.sh 44 s
-# in the guest, a kernel without any of the three 9 s and 6 s.
-# SD_USER_KERNEL_VARIANT overrides (debug: every part with lockdep).
-kvariant=debug
-case $part in user | smb | prepare-light) kvariant=${SD_USER_KERNEL_VARIANT:-light} ;; esac
+# The kernel variant (build-kernel.sh's "test"): every part on a kernel
+# in LOCKDEP_KERNELS (default 6.12) boots the debug kernel, KASAN, lockdep
+# and kmemleak, and the kernel part there boots two CPUs; the other kernels
+# (7.2) boot the light one, KASAN and kmemleak without lockdep, one CPU.
+# Why: measured 2026-11-27 on 7.2, the debug kernel made lib.sh take 146 s
+# and preload_events.sh 44 s in the guest, a kernel without any of the
+# three 9 s and 6 s; and each test kernel is ~25 CPU minutes to build,
+# so make check builds two (one per series), not three. The module's own
+# suites (KUnit, kselftests, genl, transport interop, the two-party
+# suites) run on both, lockdep on 6.12, with both of 6.12's CPUs.
+# SD_KERNEL_VARIANT=debug: every part with lockdep.
+lockdep_kernel() { case " ${LOCKDEP_KERNELS-6.12} " in *" $series "*) return 0 ;; esac; return 1; }
 is_userspace_kernel() { case " ${USERSPACE_KERNELS:-7.2} " in *" $series "*) return 0 ;; esac; return 1; }
-if [ "$part" = prepare-light ]; then
-	is_userspace_kernel || exit 0
-	kdir=$("$root/tests/vm/build-kernel.sh" "$series" "$kvariant") ||
-		{ rec fail "kernel-build ($kvariant)"; exit 1; }
-	[ "$kvariant" = debug ] && exit 0
-	mlog=$build/logs/module-vm-$series-$kvariant.log
-	if ! make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" \
-			SMBDIRECT_KUNIT=1 >"$mlog" 2>&1; then
-		tail -n 30 "$mlog"; rec fail "module-build ($kvariant)"; exit 1
-	fi
-	exit 0
-fi
-# The user and smb boots of make check wait until check-vms.sh's
-# prepare-light (which holds this lock) has built their kernel.
-if [ "${SD_VM_PREPARED:-0}" = 1 ] && [ "$kvariant" != debug ] && [ -e "$build/logs/prepare-light.lock" ]; then
-	flock -s "$build/logs/prepare-light.lock" true
-fi
+cpus=1
+[ "$part" = kernel ] && lockdep_kernel && cpus=${SD_SMP_CPUS:-2}
 src=$("$root/tests/vm/fetch-kernel.sh" "$series") || { rec fail kernel-source; exit 1; }
-kdir=$("$root/tests/vm/build-kernel.sh" "$series" "$kvariant") || { rec fail kernel-build; exit 1; }
+kdir=$("$root/tests/vm/build-kernel.sh" "$series") || { rec fail kernel-build; exit 1; }
 
-# SD_VM_PREPARED=1 (check-vms.sh, after PART=prepare ran for every
+# SD_VM_PREPARED=1 (check-vms.sh, after PART=prepare ran for this
 # kernel): the boots only read what prepare built. Two boots side by side
 # must not rebuild into the directories the other guest is using (two
 # concurrent user-space installs once collided in the staging tree).
 prepared=${SD_VM_PREPARED:-0}
 [ "$part" = prepare ] && prepared=0
 mlog=$build/logs/module-vm-$series.log
-[ "$kvariant" = debug ] || mlog=$build/logs/module-vm-$series-$kvariant.log
 mkdir -p "$build/logs"
 if [ "$prepared" != 1 ] && ! make --no-print-directory -C "$root" module KDIR="$kdir" \
 		BUILD="$build" SMBDIRECT_KUNIT=1 >"$mlog" 2>&1; then
@@ -93,7 +78,7 @@ fi
 # every_kernel of tests/vm/guest/check.sh, which test the
 # module's own interfaces through the user space (the netlink family).
 us=
-if [ "$prepared" = 1 ]; then
+if [ "$prepared" = 1 ] || [ "${SD_USERSPACE_PREPARED:-0}" = 1 ]; then
 	us=$(realpath "$build")/userspace/build
 	[ -x "$us/tools/smbdirect" ] || { rec fail "userspace-build (not prepared)"; exit 1; }
 else
@@ -162,7 +147,8 @@ vm_default=1800
 [ "$part" = kernel ] && vm_default=2400
 vm_timeout=${SD_VM_TIMEOUT:-$vm_default}
 t0=$SECONDS
-SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} SD_VM_TIMEOUT=$vm_timeout \
+echo "== $series ($part): $(basename "$kdir"), $cpus CPU(s)"
+SD_MODULE_DIR=$mdir SD_VM_QUIET=${SD_VM_QUIET:-1} SD_VM_TIMEOUT=$vm_timeout SD_VM_CPUS=$cpus \
 	"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/check.sh "$sdir" "$part" "$us" \
 	"$variants" "$two_party" "$(is_userspace_kernel && echo yes || echo no)"
 vrc=$?

@@ -6,47 +6,74 @@
 # Every VM boot of make check, two at a time: a TCG guest keeps about one
 # of this machine's two cores busy (rxe and siw are software, every round
 # trip is emulated CPU work), so two boots side by side take little longer
-# than one and a third would only slow the other two. First everything is
-# built, one kernel after the other (check-vm.sh PART=prepare), so that no
-# two boots build into the same directory. Then two workers take the boots
-# from one queue, each the next as soon as its last ended:
-#   SERIES user   the user-space suites (USERSPACE_KERNELS only; light kernel)
-#   SERIES smb    the SMB-stack interop (USERSPACE_KERNELS only; light kernel)
+# than one and a third would only slow the other two. Each kernel is
+# prepared (check-vm.sh PART=prepare: test kernel, test module, selftests,
+# and the user space once), one kernel after the other, the USERSPACE_KERNELS
+# first; a kernel's boots may start as soon as it is prepared. The boots:
+#   SERIES user   the user-space suites (USERSPACE_KERNELS only)
+#   SERIES smb    the SMB-stack interop (USERSPACE_KERNELS only)
 #   SERIES kernel KUnit, kselftests, cifs.ko/ksmbd transport interop
 #   demo          `make check-demo` (with "demo"): the README's command
-# Each boot's output goes to BUILD/logs/vm-JOB.log and is printed, whole,
-# when it ends, with the seconds it took. Exit 1 when any part failed.
+# Worker 1 starts with the first prepared kernel, worker 2 when every
+# kernel is prepared: on a machine without cached kernels, one guest and
+# the next kernel's build keep the two cores busy (two guests would leave
+# the build only the ~15-20 % of the machine they leave idle, measured
+# 2026-11-27). Each worker takes the longest boot whose kernel is
+# prepared. Each boot's output goes to BUILD/logs/vm-JOB.log and is
+# printed, whole, when it ends, with the seconds it took. Exit 1 when any
+# part failed.
 set -uo pipefail
 root=$1 build=$2 kernels=$3 demo=${4:-}
 mkdir -p "$build/logs"
 rc=0
 t0=$SECONDS
-# SD_VM_PLAN_ONLY=1: print the plan (below), build and boot nothing.
+userspace_kernels() {
+	local k
+	for k in $kernels; do
+		case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) echo "$k" ;; esac
+	done
+}
+# The order of preparation: the user-space kernels (most boots) first.
+order=$(userspace_kernels)
 for k in $kernels; do
-	[ "${SD_VM_PLAN_ONLY:-0}" = 1 ] && break
-	"$root/tests/vm/check-vm.sh" "$root" "$build" "$k" prepare || rc=1
+	case " $order " in *" $k "*) ;; *) order="$order $k" ;; esac
 done
-echo "== VM builds done in $((SECONDS - t0)) s"
-# The light kernel (and its module), which only the user and smb boots
-# need, is built beside the first boots at nice 19, on what the guests
-# leave idle (~15-20 % of the two cores, measured 2026-11-27): on a
-# machine without it cached that is a kernel build (~25 CPU minutes) off
-# the critical path. It holds prepare-light.lock while it builds; the
-# user and smb boots wait for it there (check-vm.sh).
-light_pid=
+order=$(echo $order)
+queue=$build/logs/vm-queue
+rm -f "$queue".*
+# SD_VM_PLAN_ONLY=1: print the plan (below), build and boot nothing.
+prep_pid=
 if [ "${SD_VM_PLAN_ONLY:-0}" != 1 ]; then
-	exec 7>"$build/logs/prepare-light.lock"
-	flock -x 7
+	# One lock per kernel, taken here and handed to the preparer, which
+	# lets go of each when that kernel is prepared; the workers wait on
+	# them. The preparer's children must not inherit them (a build's
+	# stray daemon would hold a lock for ever).
+	declare -A lockfd=()
+	for k in $order; do
+		exec {fd}>"$queue.prep-$k"
+		flock -x "$fd"
+		lockfd[$k]=$fd
+	done
+	unlock() { # SERIES...: close this shell's copy of their locks
+		local j fd
+		for j in "$@"; do fd=${lockfd[$j]}; exec {fd}>&-; done
+	}
 	(
-		r=0
-		for k in $kernels; do
-			nice -n 19 "$root/tests/vm/check-vm.sh" "$root" "$build" "$k" prepare-light || r=1
+		users=0
+		for k in $order; do
+			if ! (unlock $order
+				SD_USERSPACE_PREPARED=$users exec "$root/tests/vm/check-vm.sh" \
+					"$root" "$build" "$k" prepare); then
+				echo "$k" >>"$queue.prep-failed"
+			fi
+			users=1
+			echo "== $k prepared at $((SECONDS - t0)) s of the VM phase"
+			touch "$queue.ready-$k"
+			unlock "$k"
 		done
-		echo "== light kernel builds done at $((SECONDS - t0)) s of the VM phase"
-		exit $r
-	) >"$build/logs/vm-prepare-light.log" 2>&1 &
-	light_pid=$!
-	exec 7>&-
+	) >"$build/logs/vm-prepare.log" 2>&1 &
+	prep_pid=$!
+	unlock $order
 fi
 # From here on the boots only read what was built (see check-vm.sh).
 export SD_VM_PREPARED=1
@@ -54,38 +81,36 @@ export SD_VM_PREPARED=1
 # The plan. Each boot has an expected length: the last one measured on
 # this machine (~/.cache/smbdirect/vm-seconds, written below; only an
 # estimate, nothing depends on it) or the defaults here (estimates for
-# 2026-11-24, with the two-party suites). The boots are split into two
-# lists with the smallest longer sum (every split is tried: there are at
-# most a handful of boots), each list longest first, one per worker. A
-# worker whose list is empty takes the last boot of the other list, so a
-# wrong estimate costs at most the shorter boot.
-userspace_kernels() {
-	local k
-	for k in $kernels; do
-		case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) echo "$k" ;; esac
-	done
-}
+# 2026-11-27). A worker takes the longest boot whose kernel is prepared.
 jobs=()
 for k in $(userspace_kernels); do jobs+=("$k kernel" "$k smb" "$k user"); done
 for k in $(echo $kernels | tr ' ' '\n' | sort -rV); do
 	case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) ;; *) jobs+=("$k kernel") ;; esac
 done
 [ "$demo" = demo ] && jobs+=(demo)
+# The kernel a boot waits for (the demo builds its own, the light 7.2).
+job_kernel() {
+	case $1 in
+	demo) echo "${SD_DEMO_KERNEL:-7.2}" ;;
+	*) echo "${1% *}" ;;
+	esac
+}
 
 # The name carries the boots' contents: a new suite in a boot makes the
 # old lengths wrong, so such a change names a new file (.2: the two-party
 # suites, .3: the hostile peer moved to 7.2's smb boot, 2026-11-24, .4:
-# the user and smb boots and the demo on the light kernel, 2026-11-27).
-times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.4
+# the user and smb boots and the demo on the light kernel, .5: 7.2's kernel
+# boot on the light kernel, 6.12's on two CPUs, 2026-11-27).
+times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.5
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
-	*" smb") est[$j]=850 ;;
+	*" smb") est[$j]=900 ;;
 	*" user") est[$j]=650 ;;
-	demo) est[$j]=210 ;;
+	demo) est[$j]=250 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
-		*" ${j% kernel} "*) est[$j]=1300 ;;
-		*) est[$j]=1450 ;;
+		*" ${j% kernel} "*) est[$j]=900 ;;
+		*) est[$j]=1400 ;;
 		esac ;;
 	esac
 done
@@ -94,42 +119,45 @@ if [ -r "$times_file" ]; then
 		[[ $secs =~ ^[0-9]+$ ]] && [ -n "${est[$j]+set}" ] && est[$j]=$secs
 	done <"$times_file"
 fi
-# Longest first, then the split: bit i of the mask puts jobs[i] in list 1.
-mapfile -t jobs < <(for j in "${jobs[@]}"; do echo "${est[$j]} $j"; done | sort -rn | cut -d' ' -f2-)
-n=${#jobs[@]} best=-1 best_mask=0
-for ((mask = 0; mask < (1 << n); mask++)); do
-	a=0 b=0
-	for ((i = 0; i < n; i++)); do
-		if ((mask >> i & 1)); then a=$((a + est[${jobs[i]}])); else b=$((b + est[${jobs[i]}])); fi
-	done
-	m=$((a > b ? a : b))
-	((best < 0 || m < best)) && best=$m best_mask=$mask
-done
-queue=$build/logs/vm-queue
-: >"$queue.1"
-: >"$queue.2"
-for ((i = 0; i < n; i++)); do
-	if ((best_mask >> i & 1)); then echo "${jobs[i]}" >>"$queue.1"; else echo "${jobs[i]}" >>"$queue.2"; fi
-done
+# The queue, longest first: "SECONDS KERNEL JOB..." per line.
+for j in "${jobs[@]}"; do echo "${est[$j]} $(job_kernel "$j") $j"; done | sort -rn >"$queue.todo"
 : >"$queue.failed"
 : >"$queue.seconds"
-echo "== VM plan (expected seconds: $(for j in "${jobs[@]}"; do printf '%s %s, ' "$j" "${est[$j]}"; done)longest list $best s):" \
-	"worker 1: $(tr '\n' ',' <"$queue.1")" "worker 2: $(tr '\n' ',' <"$queue.2")"
+echo "== VM plan: kernels prepared in the order $order; boots, longest first (expected seconds):" \
+	"$(awk '{ s = $1; $1 = $2 = ""; sub(/^ +/, ""); printf "%s%s %s", (NR > 1 ? ", " : ""), $0, s }' "$queue.todo")"
 [ "${SD_VM_PLAN_ONLY:-0}" = 1 ] && exit 0
 
-# pop OWN OTHER: the first boot of list OWN, else the last of list OTHER,
-# under a lock; nothing when both are empty.
+# pop: the longest boot left whose kernel is prepared; when none is, wait
+# for the next kernel to be prepared, then look again; nothing when no
+# boot is left.
 pop() {
-	(
-		flock 9
-		if [ -s "$1" ]; then
-			head -n 1 "$1"
-			sed -i 1d "$1"
-		elif [ -s "$2" ]; then
-			tail -n 1 "$2"
-			sed -i '$d' "$2"
-		fi
-	) 9>"$queue.lock"
+	local line k j wait_for
+	while :; do
+		line=$(
+			{
+				flock 9
+				while read -r secs k j; do
+					if [ -e "$queue.ready-$k" ]; then
+						echo "go $j"
+						grep -v -x -F "$secs $k $j" "$queue.todo" >"$queue.todo.new"
+						mv "$queue.todo.new" "$queue.todo"
+						exit 0
+					fi
+				done <"$queue.todo"
+				# Kernels are prepared in $order: the first not ready is next.
+				if [ -s "$queue.todo" ]; then
+					for k in $order; do
+						[ -e "$queue.ready-$k" ] || { echo "wait $k"; break; }
+					done
+				fi
+			} 9>"$queue.lock"
+		)
+		case $line in
+		"go "*) echo "${line#go }"; return 0 ;;
+		"wait "*) flock -s "$queue.prep-${line#wait }" true ;;
+		*) return 0 ;;
+		esac
+	done
 }
 
 run_job() { # JOB LOG
@@ -139,9 +167,9 @@ run_job() { # JOB LOG
 	esac >"$2" 2>&1
 }
 
-worker() { # OWN OTHER
+worker() {
 	local job log start r
-	while job=$(pop "$1" "$2") && [ -n "$job" ]; do
+	while job=$(pop) && [ -n "$job" ]; do
 		log=$build/logs/vm-${job// /-}.log
 		start=$SECONDS
 		run_job "$job" "$log"
@@ -158,14 +186,19 @@ worker() { # OWN OTHER
 }
 
 echo "== VM boots, two at a time: logs in $build/logs/vm-*.log"
-worker "$queue.1" "$queue.2" &
+worker &
 w1=$!
-worker "$queue.2" "$queue.1" &
+(
+	for k in $order; do flock -s "$queue.prep-$k" true; done
+	worker
+) &
 w2=$!
 wait $w1 $w2
-if [ -n "$light_pid" ]; then
-	wait "$light_pid" || { echo "== the light kernel builds failed:"; rc=1; }
-	cat "$build/logs/vm-prepare-light.log"
+wait "$prep_pid" || rc=1
+cat "$build/logs/vm-prepare.log"
+if [ -s "$queue.prep-failed" ]; then
+	echo "== preparing failed for: $(tr '\n' ' ' <"$queue.prep-failed")"
+	rc=1
 fi
 # The lengths for the next plan, for the boots that passed (a failed boot
 # may have ended early).

@@ -13,7 +13,8 @@
 #
 # Environment: SD_VM_TIMEOUT (seconds, default 1500), SD_VM_MEM (default 3G),
 # SD_MODULE_DIR (build directory holding af_smbdirect.ko), SD_VM_QUIET=1 to
-# keep the console off stdout, SD_VM_APPEND (more kernel parameters).
+# keep the console off stdout, SD_VM_APPEND (more kernel parameters), SD_VM_CPUS
+# (the guest's CPUs, default 1).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -44,7 +45,16 @@ append=$(echo $append)
 # la57=off: with 5-level paging, an interrupt arriving during early CPU
 # identification on a slow TCG host makes KASAN report wild accesses in the
 # IRQ code (seen on 7.2 under load); 4-level paging boots reliably.
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max,la57=off -smp 2
+#
+# SD_VM_CPUS (default 1): the guest's CPUs. The test kernels have no ACPI
+# (tinyconfig) and find their CPUs in SeaBIOS's MP table, which lists one
+# CPU per package: so each CPU is a socket of its own (-smp N with QEMU's
+# default topology, N cores in one socket, boots one CPU). Multi-threaded
+# TCG runs each vCPU on a host thread of its own: an SMP guest's CPUs run
+# at the same time, as on hardware.
+cpus=${SD_VM_CPUS:-1}
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max,la57=off
+	-smp "$cpus,sockets=$cpus,cores=1,threads=1"
 	-m "${SD_VM_MEM:-3G}" -nodefaults -display none -no-reboot
 	-serial stdio -monitor none
 	-kernel "$kernel" -append "$append"

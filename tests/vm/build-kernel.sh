@@ -33,7 +33,11 @@ bench) frags+=("$here/kernel-bench.config") ;;
 esac
 
 src=$("$here/fetch-kernel.sh" "$series")
-key=$( { basename "$src"; cat "${frags[@]}"; gcc --version | head -n1;
+# The key reads the fragments' options, not their comments: a comment
+# edit rebuilds no kernel.
+key=$( { basename "$src"
+	 grep -h -E '^(CONFIG_|# CONFIG_[A-Za-z0-9_]+ is not set$)' "${frags[@]}"
+	 gcc --version | head -n1
 	 sed -n '/^# cache-key-begin/,/^# cache-key-end/p' "$0"; } |
 	sha256sum | cut -c1-16)
 out=$SD_CACHE/kernels/$(basename "$src")-$variant-$key

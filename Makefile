@@ -43,10 +43,12 @@ MODULE_PART ?= all
 # The kernels that also run the user-space and SMB-stack suites.
 USERSPACE_KERNELS ?= 7.2
 export USERSPACE_KERNELS
-# The test kernels booted with lockdep (the debug variant, and the kernel
-# suites on two CPUs); the others boot the light variant (tests/vm/check-vm.sh).
+# The test kernels booted with lockdep (the debug variant); the others boot
+# the light variant. The kernel suites of SMP_KERNELS boot two CPUs
+# (tests/vm/check-vm.sh).
 LOCKDEP_KERNELS ?= 6.12
-export LOCKDEP_KERNELS
+SMP_KERNELS ?= 7.2
+export LOCKDEP_KERNELS SMP_KERNELS
 # The version is MODULE_VERSION in kernel/main.c; dkms.conf repeats it as a
 # literal (dh_dkms reads it with a regular expression) and check-module's
 # module/version fails when the two differ.

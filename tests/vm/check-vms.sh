@@ -100,7 +100,7 @@ job_kernel() {
 # old lengths wrong, so such a change names a new file (.2: the two-party
 # suites, .3: the hostile peer moved to 7.2's smb boot, 2026-11-24, .4:
 # the user and smb boots and the demo on the light kernel, .5: 7.2's kernel
-# boot on the light kernel, 6.12's on two CPUs, 2026-11-27).
+# boot on the light kernel and two CPUs, 2026-11-27).
 times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.5
 declare -A est=()
 for j in "${jobs[@]}"; do

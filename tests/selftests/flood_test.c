@@ -33,24 +33,12 @@
 #define NETNS_MAX 12
 #define FLOOD_MAX 32
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
 static int write_long(const char *path, long v)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%ld", v);
-	return write_str(path, buf);
+	return sd_write_str(path, buf);
 }
 
 /* ---- the counters, through SMBDIRECT_CMD_STATS_GET --------------------- */

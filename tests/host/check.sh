@@ -75,28 +75,7 @@ run_gtest() { # binary xml
 		record fail "host/$(basename "$bin")"
 		return 1
 	fi
-	python3 - "$xml" "$results" <<'PY' || rc=1
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-out = open(sys.argv[2], "a") if sys.argv[2] else None
-failed = 0
-total = 0
-for case in root.iter("testcase"):
-    if case.get("result", "completed") == "skipped":
-        continue
-    total += 1
-    name = f"{case.get('classname')}.{case.get('name')}"
-    fails = case.findall("failure")
-    if out:
-        out.write(f"{'fail' if fails else 'pass'} host/{name}\n")
-    if fails:
-        failed += 1
-        print(f"FAILED host/{name}")
-        for f in fails:
-            print("    " + (f.get("message") or "").replace("\n", "\n    "))
-print(f"gtest: {total - failed} passed, {failed} failed, {total} total")
-sys.exit(1 if failed else 0)
-PY
+	python3 "$repo/tests/host/gtest-results.py" host "$xml" "$results" || rc=1
 	[ $rc -eq 0 ] || status=1
 	return $rc
 }

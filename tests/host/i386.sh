@@ -61,26 +61,6 @@ for t in core_tests lib_tests preload_tests; do
 		record fail "host-i386/$t"
 		continue
 	fi
-	python3 - "$xml" "$results" <<'PY' || status=1
-import sys, xml.etree.ElementTree as ET
-root = ET.parse(sys.argv[1]).getroot()
-out = open(sys.argv[2], "a") if sys.argv[2] else None
-failed = total = 0
-for case in root.iter("testcase"):
-    if case.get("result", "completed") == "skipped":
-        continue
-    total += 1
-    name = f"{case.get('classname')}.{case.get('name')}"
-    fails = case.findall("failure")
-    if out:
-        out.write(f"{'fail' if fails else 'pass'} host-i386/{name}\n")
-    if fails:
-        failed += 1
-        print(f"FAILED host-i386/{name}")
-        for f in fails:
-            print("    " + (f.get("message") or "").replace("\n", "\n    "))
-print(f"gtest (i386): {total - failed} passed, {failed} failed, {total} total")
-sys.exit(1 if failed else 0)
-PY
+	python3 "$repo/tests/host/gtest-results.py" host-i386 "$xml" "$results" || status=1
 done
 exit $status

@@ -363,6 +363,16 @@ FIXTURE_SETUP(flood)
 	self->listen_max = -1;
 	self->netns_max = -1;
 	self->negotiate_ms = -1;
+	/*
+	 * siw before 7.2 (6.12.95's siw_cm.c) lets its CM work and a
+	 * listener's teardown both release a pending connection's socket:
+	 * KASAN slab-use-after-free in siw_socket_disassoc() from
+	 * siw_cm_work_handler() under this flood, in make check on one CPU
+	 * and on two (2026-11-27). 7.2's siw clears cep->sock before
+	 * sock_release(). The iWARP flood runs where siw has that fix.
+	 */
+	if (variant->t.transport == SMBDIRECT_TRANSPORT_IWARP && sd_kernel_before(7, 2))
+		SKIP(return, "siw before 7.2 frees a pending socket twice under a connect flood");
 	SD_SETUP_TARGET();
 	ASSERT_EQ(0, sd_target_link(&variant->t, self->link, sizeof(self->link)));
 	/* The point of the test: without the bounds it must fail, not skip. */

@@ -100,8 +100,9 @@ job_kernel() {
 # old lengths wrong, so such a change names a new file (.2: the two-party
 # suites, .3: the hostile peer moved to 7.2's smb boot, 2026-11-24, .4:
 # the user and smb boots and the demo on the light kernel, .5: 7.2's kernel
-# boot on the light kernel and two CPUs, 2026-11-27).
-times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.5
+# boot on the light kernel and two CPUs, .6: no two-party suites on 6.12,
+# 2026-11-27).
+times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.6
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
@@ -110,7 +111,7 @@ for j in "${jobs[@]}"; do
 	demo) est[$j]=250 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
 		*" ${j% kernel} "*) est[$j]=900 ;;
-		*) est[$j]=1400 ;;
+		*) est[$j]=1000 ;;
 		esac ;;
 	esac
 done

@@ -87,6 +87,7 @@
 #define SMBDIRECT_FAMILY_CANDIDATES { 23, 25, 19, 4, 12, 18, 22, 13 }
 #define SMBDIRECT_FAMILY_NR_CANDIDATES 8
 
+/* bind() to either needs CAP_NET_BIND_SERVICE. */
 #define SMBDIRECT_PORT 445		/* InfiniBand, RoCE */
 #define SMBDIRECT_PORT_IWARP 5445	/* iWARP */
 

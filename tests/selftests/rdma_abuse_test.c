@@ -18,6 +18,7 @@
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <assert.h>
 #include <grp.h>
 #include <stddef.h>
 
@@ -28,24 +29,24 @@
 #define MAXD 64
 
 /* One layout for 64-bit and 32-bit callers: i386 aligns u64 to 4 only. */
-_Static_assert(sizeof(struct smbdirect_params) == 56, "params");
-_Static_assert(sizeof(struct smbdirect_register) == 40 &&
-	       offsetof(struct smbdirect_register, iov) == 8 &&
-	       offsetof(struct smbdirect_register, desc) == 24 &&
-	       offsetof(struct smbdirect_register, id) == 32, "register");
-_Static_assert(sizeof(struct smbdirect_deregister) == 32 &&
-	       offsetof(struct smbdirect_deregister, state) == 16 &&
-	       offsetof(struct smbdirect_deregister, cookie) == 24, "deregister");
-_Static_assert(sizeof(struct smbdirect_rdma_args) == 64 &&
-	       offsetof(struct smbdirect_rdma_args, desc) == 16 &&
-	       offsetof(struct smbdirect_rdma_args, iov) == 32 &&
-	       offsetof(struct smbdirect_rdma_args, offset) == 48, "rdma_args");
-_Static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "completion");
-_Static_assert(sizeof(struct smbdirect_rdma) == 40 &&
-	       offsetof(struct smbdirect_rdma, iov) == 8 &&
-	       offsetof(struct smbdirect_rdma, desc) == 24 &&
-	       offsetof(struct smbdirect_rdma, bytes) == 32, "rdma");
-_Static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16, "descriptor");
+static_assert(sizeof(struct smbdirect_params) == 56, "params");
+static_assert(sizeof(struct smbdirect_register) == 40 &&
+	      offsetof(struct smbdirect_register, iov) == 8 &&
+	      offsetof(struct smbdirect_register, desc) == 24 &&
+	      offsetof(struct smbdirect_register, id) == 32, "register");
+static_assert(sizeof(struct smbdirect_deregister) == 32 &&
+	      offsetof(struct smbdirect_deregister, state) == 16 &&
+	      offsetof(struct smbdirect_deregister, cookie) == 24, "deregister");
+static_assert(sizeof(struct smbdirect_rdma_args) == 64 &&
+	      offsetof(struct smbdirect_rdma_args, desc) == 16 &&
+	      offsetof(struct smbdirect_rdma_args, iov) == 32 &&
+	      offsetof(struct smbdirect_rdma_args, offset) == 48, "rdma_args");
+static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "completion");
+static_assert(sizeof(struct smbdirect_rdma) == 40 &&
+	      offsetof(struct smbdirect_rdma, iov) == 8 &&
+	      offsetof(struct smbdirect_rdma, desc) == 24 &&
+	      offsetof(struct smbdirect_rdma, bytes) == 32, "rdma");
+static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16, "descriptor");
 
 FIXTURE(abuse) {
 	int c, s;
@@ -59,7 +60,8 @@ FIXTURE_VARIANT_ADD(abuse, rxe4) { .t = SD_TARGET_RXE4 };
 
 FIXTURE_SETUP(abuse)
 {
-	self->c = self->s = -1;
+	self->c = -1;
+	self->s = -1;
 	self->child = 0;
 	/*
 	 * Kept mapped: an unmapped hole would soon hold a thread stack
@@ -79,7 +81,10 @@ static const unsigned long cmds[4] = {
 	SMBDIRECT_IOC_REGISTER, SMBDIRECT_IOC_DEREGISTER,
 	SMBDIRECT_IOC_RDMA_READV, SMBDIRECT_IOC_RDMA_WRITEV,
 };
-static const char *const cmd_names[4] = { "REGISTER", "DEREGISTER", "RDMA_READV", "RDMA_WRITEV" };
+
+static const char *const cmd_names[4] = {
+	"REGISTER", "DEREGISTER", "RDMA_READV", "RDMA_WRITEV",
+};
 
 static char *map_rw(size_t len)
 {
@@ -241,7 +246,8 @@ TEST_F(abuse, bad_struct_pointer_efault)
 
 	PAIR(SOCK_SEQPACKET);
 	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(-EFAULT, ioc(self->c, cmds[i], self->noaccess)) TH_LOG("%s", cmd_names[i]);
+		EXPECT_EQ(-EFAULT, ioc(self->c, cmds[i], self->noaccess))
+			TH_LOG("%s", cmd_names[i]);
 		EXPECT_EQ(-EFAULT, ioc(self->c, cmds[i], (void *)8)) TH_LOG("%s", cmd_names[i]);
 	}
 	expect_alive(_metadata, self->c, self->s, NULL);
@@ -309,7 +315,9 @@ TEST_F(abuse, unknown_flags_einval)
 	ASSERT_EQ(0, reg_make(self->c, &r, 4096, 2));
 	iov = (struct iovec){ r.buf, 4096 };
 	for (i = 0; i < 3; i++) {
-		struct smbdirect_deregister dr = { .size = sizeof(dr), .flags = bad[i], .id = r.id };
+		struct smbdirect_deregister dr = {
+			.size = sizeof(dr), .flags = bad[i], .id = r.id,
+		};
 		struct smbdirect_rdma rw = {
 			.size = sizeof(rw), .flags = bad[i],
 			.iov = (uintptr_t)&iov, .iov_count = 1,
@@ -459,11 +467,15 @@ TEST_F(abuse, register_too_many_bytes_emsgsize)
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 1, d, &n, NULL));
 	iov[0] = (struct iovec){ buf, SMBDIRECT_REG_MAX_BYTES / 2 };
-	iov[1] = (struct iovec){ buf + SMBDIRECT_REG_MAX_BYTES / 2, SMBDIRECT_REG_MAX_BYTES / 2 + 1 };
+	iov[1] = (struct iovec){
+		buf + SMBDIRECT_REG_MAX_BYTES / 2, SMBDIRECT_REG_MAX_BYTES / 2 + 1,
+	};
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 2, d, &n, NULL));
 	/* Each length fits ssize_t; the sum 3 * 0x6000... wraps to 0x2000...0. */
-	iov[0] = iov[1] = iov[2] = (struct iovec){ buf, (SIZE_MAX / 8 + 1) * 3 };
+	iov[0] = (struct iovec){ buf, (SIZE_MAX / 8 + 1) * 3 };
+	iov[1] = iov[0];
+	iov[2] = iov[0];
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 3, d, &n, NULL))
 		TH_LOG("a sum that wraps");
@@ -481,7 +493,8 @@ TEST_F(abuse, register_too_many_bytes_emsgsize)
 	iov[0] = (struct iovec){ buf, SIZE_MAX };
 	n = MAXD;
 	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 1, d, &n, NULL);
-	EXPECT_EQ(-EMSGSIZE, ret) TH_LOG("SIZE_MAX segment: %s", ret ? strerror(-ret) : "registered");
+	EXPECT_EQ(-EMSGSIZE, ret)
+		TH_LOG("SIZE_MAX segment: %s", ret ? strerror(-ret) : "registered");
 	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
 	expect_alive(_metadata, self->c, self->s, NULL);
 	munmap(buf, len);
@@ -521,13 +534,15 @@ TEST_F(abuse, register_desc_count_enospc)
 			for (j = 0; j < sizeof(d[i]); j++)
 				if (p[j] != 0xee)
 					break;
-			EXPECT_EQ(sizeof(d[i]), j) TH_LOG("room %u: descriptor %d written", room, i);
+			EXPECT_EQ(sizeof(d[i]), j)
+				TH_LOG("room %u: descriptor %d written", room, i);
 		}
 		EXPECT_EQ(pin0, sd_vm_pin_kb(getpid())) TH_LOG("room %u", room);
 	}
 	/* Descriptors sent with desc NULL and no room: still just the count. */
 	n = 0;
-	EXPECT_EQ(-ENOSPC, sd_register(self->c, SMBDIRECT_ACCESS_PEER_WRITE, iov, 3, NULL, &n, NULL));
+	EXPECT_EQ(-ENOSPC,
+		  sd_register(self->c, SMBDIRECT_ACCESS_PEER_WRITE, iov, 3, NULL, &n, NULL));
 	EXPECT_EQ(3U, n);
 	n = 3;
 	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_WRITE, iov, 3, d, &n, &id);
@@ -646,7 +661,8 @@ TEST_F(abuse, rdma_bad_pointers_efault)
 
 		EXPECT_EQ(-EFAULT, sd_rdma(self->s, cmd, (struct iovec *)self->noaccess, 1, &r.d, 1,
 					   &bytes)) TH_LOG("%s: iov array", name);
-		EXPECT_EQ(-EFAULT, sd_rdma(self->s, cmd, &iov, 1, (void *)self->noaccess, 1, &bytes))
+		EXPECT_EQ(-EFAULT,
+			  sd_rdma(self->s, cmd, &iov, 1, (void *)self->noaccess, 1, &bytes))
 			TH_LOG("%s: desc array", name);
 		EXPECT_EQ(-EFAULT, sd_rdma(self->s, cmd, &bad_iov, 1, &r.d, 1, &bytes))
 			TH_LOG("%s: unmapped iov_base", name);
@@ -680,7 +696,6 @@ TEST_F(abuse, readv_into_readonly_memory_efault)
 /* No local bytes, no descriptors: EINVAL; A's memory untouched. */
 TEST_F(abuse, rdma_empty_lists_einval)
 {
-	struct smbdirect_buffer_descriptor_v1 d2[2];
 	char *buf = map_rw(PAGE);
 	struct iovec iov = { buf, PAGE }, zero[2] = { { buf, 0 }, { NULL, 0 } };
 	struct reg r;
@@ -689,7 +704,6 @@ TEST_F(abuse, rdma_empty_lists_einval)
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_SEQPACKET);
 	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 6));
-	d2[0] = d2[1] = r.d;
 	for (k = 0; k < 2; k++) {
 		unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV;
 		const char *name = k ? "WRITEV" : "READV";
@@ -738,7 +752,8 @@ TEST_F(abuse, rdma_bad_descriptor_einval)
 			d2[1].length = htole32(1);
 		}
 		for (k = 0; k < 2; k++) {
-			unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV;
+			unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV :
+						SMBDIRECT_IOC_RDMA_READV;
 			int ret = sd_rdma(self->s, cmd, &iov, 1, d2, 2, NULL);
 
 			EXPECT_EQ(-EINVAL, ret) TH_LOG("%s, %s: %s", k ? "WRITEV" : "READV",
@@ -876,7 +891,8 @@ TEST_F(abuse, unconnected_and_listening_enotconn)
 			TH_LOG("DEREGISTER on a %s socket", what);
 		EXPECT_EQ(-ENOTCONN, sd_rdma(fds[i], SMBDIRECT_IOC_RDMA_READV, &iov, 1, d, 1, NULL))
 			TH_LOG("READV on a %s socket", what);
-		EXPECT_EQ(-ENOTCONN, sd_rdma(fds[i], SMBDIRECT_IOC_RDMA_WRITEV, &iov, 1, d, 1, NULL))
+		EXPECT_EQ(-ENOTCONN,
+			  sd_rdma(fds[i], SMBDIRECT_IOC_RDMA_WRITEV, &iov, 1, d, 1, NULL))
 			TH_LOG("WRITEV on a %s socket", what);
 		close(fds[i]);
 	}
@@ -977,7 +993,7 @@ TEST_F(abuse, cmsg_errors_einval)
 
 	for (type = SOCK_SEQPACKET; type; type = type == SOCK_SEQPACKET ? SOCK_STREAM : 0) {
 		PAIR(type);
-		for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(shapes); i++) {
 			if (type == SOCK_STREAM && i != 0 && i != 3 && i != 6)
 				continue;
 			ret = send_cmsgs(self->s, shapes[i], i == 6 ? 2 : 1);
@@ -992,7 +1008,8 @@ TEST_F(abuse, cmsg_errors_einval)
 		EXPECT_EQ(0, sd_poll(self->c, POLLIN, 100)) TH_LOG("more arrived");
 		close(self->c);
 		close(self->s);
-		self->c = self->s = -1;
+		self->c = -1;
+	self->s = -1;
 	}
 }
 
@@ -1073,9 +1090,10 @@ TEST_F(abuse, rlimit_memlock_unprivileged)
 	self->child = 0;
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died: status %#x", status);
 	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("step %d failed (10: 1 MiB not ENOMEM, 11/13/16/18: VmPin, "
-		       "12: 16 KiB refused, 14: 80 KiB not ENOMEM, 15: 64 KiB refused, "
-		       "17: DEREGISTER, 19: 1 MiB not ENOMEM again)", WEXITSTATUS(status));
+		TH_LOG("step %d failed (%s %s %s)", WEXITSTATUS(status),
+		       "10: 1 MiB not ENOMEM, 11/13/16/18: VmPin, 12: 16 KiB refused,",
+		       "14: 80 KiB not ENOMEM, 15: 64 KiB refused, 17: DEREGISTER,",
+		       "19: 1 MiB not ENOMEM again");
 	expect_alive(_metadata, self->c, self->s, NULL);
 }
 
@@ -1132,14 +1150,15 @@ TEST_F(abuse, rlimit_memlock_per_user_across_children)
 		registered += ret == 0;
 		refused += ret == 1;
 	}
-	EXPECT_EQ(1, registered) TH_LOG("1 MiB registrations that 8 children of one "
-					"user with a 1 MiB limit left pinned");
+	EXPECT_EQ(1, registered)
+		TH_LOG("1 MiB registrations left pinned by 8 children of a user limited to 1 MiB");
 	EXPECT_EQ(7, refused);
 	expect_alive(_metadata, self->c, self->s, NULL);
 	/* Closing the socket unpins and uncharges: nobody may pin 1 MiB again. */
 	close(self->c);
 	close(self->s);
-	self->c = self->s = -1;
+	self->c = -1;
+	self->s = -1;
 	PAIR(SOCK_SEQPACKET);
 	EXPECT_EQ(0, run_pin_child(self->c))
 		TH_LOG("1 MiB after the socket holding the first was closed");

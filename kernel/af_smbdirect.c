@@ -725,7 +725,9 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 /*
  * Copies in an ioctl struct that starts with its own u32 size: EFAULT if
  * unreadable, EINVAL if the caller's size is below len. A larger size (a
- * newer caller) is accepted; only len bytes are read.
+ * newer caller's struct) is accepted if it is at most a page and all its
+ * bytes past len are zero, else E2BIG: a field we do not know must not be
+ * set, or the caller would take our success for its meaning.
  */
 int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len)
 {
@@ -737,7 +739,7 @@ int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len)
 	n = sd_ioctl_copy_size(size, len, len);
 	if (n < 0)
 		return n;
-	return copy_from_user(dst, src, len) ? -EFAULT : 0;
+	return copy_struct_from_user(dst, len, src, size);
 }
 
 static int sd_ioctl_get_params(struct sd_sock *sd, void __user *arg)

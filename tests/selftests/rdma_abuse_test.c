@@ -301,6 +301,139 @@ TEST_F(abuse, size_field_too_small_einval)
 	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
 }
 
+/*
+ * A struct longer than ours, as a newer caller's: each struct below is
+ * ours followed by a tail. The tail all zero: accepted, and the call does
+ * its job. One byte of it set: E2BIG, as copy_struct_from_user() gives
+ * openat2() and clone3(), and nothing happens: the caller set a field we
+ * do not know, and must not take our success for its meaning. A size
+ * above a page: E2BIG, whatever follows. GET_PARAMS reads nothing but
+ * size: a longer struct gets ours, its tail untouched.
+ */
+#define TAIL 16
+
+struct reg_long {
+	struct smbdirect_register r;
+	unsigned char tail[TAIL];
+};
+
+struct dereg_long {
+	struct smbdirect_deregister d;
+	unsigned char tail[TAIL];
+};
+
+struct rdma_long {
+	struct smbdirect_rdma r;
+	unsigned char tail[TAIL];
+};
+
+struct params_long {
+	struct smbdirect_params p;
+	unsigned char tail[TAIL];
+};
+
+TEST_F(abuse, size_field_larger_tail_must_be_zero)
+{
+	struct smbdirect_buffer_descriptor_v1 d[4];
+	long pin0 = sd_vm_pin_kb(getpid());
+	char *src = map_rw(8192), *page2 = map_rw(2 * PAGE);
+	struct reg_long rg;
+	struct dereg_long dr;
+	struct rdma_long rw;
+	struct params_long gp;
+	struct iovec iov, liov;
+	struct reg r;
+	__u64 id2;
+	int i;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, page2);
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, reg_make(self->c, &r, 8192, 1));
+	iov = (struct iovec){ r.buf, 8192 };
+	liov = (struct iovec){ src, 8192 };
+
+	/* REGISTER: a second registration of the same buffer. */
+	memset(&rg, 0, sizeof(rg));
+	rg.r = (struct smbdirect_register){
+		.size = sizeof(rg), .flags = SMBDIRECT_ACCESS_PEER_READ,
+		.iov = (uintptr_t)&iov, .iov_count = 1,
+		.desc = (uintptr_t)d, .desc_count = 4,
+	};
+	rg.tail[TAIL - 1] = 1;
+	EXPECT_EQ(-E2BIG, ioc(self->c, SMBDIRECT_IOC_REGISTER, &rg));
+	EXPECT_EQ(0U, rg.r.id);
+	EXPECT_EQ(pin0 + 8, sd_vm_pin_kb(getpid())) TH_LOG("E2BIG pinned nothing");
+	rg.tail[TAIL - 1] = 0;
+	ASSERT_EQ(0, ioc(self->c, SMBDIRECT_IOC_REGISTER, &rg))
+		TH_LOG("REGISTER, zero tail: %s", strerror(errno));
+	EXPECT_NE(0U, rg.r.id);
+	EXPECT_EQ(1U, rg.r.desc_count);
+	EXPECT_EQ(pin0 + 16, sd_vm_pin_kb(getpid()));
+	id2 = rg.r.id;
+
+	/* RDMA_WRITEV and RDMA_READV into and from the first registration. */
+	for (i = 0; i < 2; i++) {
+		unsigned long cmd = i ? SMBDIRECT_IOC_RDMA_READV : SMBDIRECT_IOC_RDMA_WRITEV;
+
+		sd_fill(src, 8192, 0x7a11 + i);
+		sd_fill(r.buf, 8192, 0x7a11 + i + 100);
+		memset(&rw, 0, sizeof(rw));
+		rw.r = (struct smbdirect_rdma){
+			.size = sizeof(rw),
+			.iov = (uintptr_t)&liov, .iov_count = 1,
+			.desc = (uintptr_t)&r.d, .desc_count = 1,
+		};
+		rw.tail[0] = 0x80;
+		EXPECT_EQ(-E2BIG, ioc(self->s, cmd, &rw)) TH_LOG("%s", cmd_names[2 + !i]);
+		EXPECT_EQ(0U, rw.r.bytes);
+		EXPECT_EQ(-1, sd_check(i ? src : r.buf, 8192, 0x7a11 + i + (i ? 0 : 100)))
+			TH_LOG("%s moved bytes after E2BIG", cmd_names[2 + !i]);
+		rw.tail[0] = 0;
+		ASSERT_EQ(0, ioc(self->s, cmd, &rw))
+			TH_LOG("%s, zero tail: %s", cmd_names[2 + !i], strerror(errno));
+		EXPECT_EQ(8192U, rw.r.bytes);
+		EXPECT_EQ(-1, sd_check(i ? src : r.buf, 8192, 0x7a11 + i + (i ? 100 : 0)))
+			TH_LOG("%s with a zero tail", cmd_names[2 + !i]);
+	}
+
+	/* DEREGISTER of the second registration. */
+	memset(&dr, 0, sizeof(dr));
+	dr.d = (struct smbdirect_deregister){ .size = sizeof(dr), .id = id2 };
+	dr.tail[TAIL / 2] = 0xff;
+	EXPECT_EQ(-E2BIG, ioc(self->c, SMBDIRECT_IOC_DEREGISTER, &dr));
+	EXPECT_EQ(pin0 + 16, sd_vm_pin_kb(getpid())) TH_LOG("E2BIG deregistered");
+	dr.tail[TAIL / 2] = 0;
+	EXPECT_EQ(0, ioc(self->c, SMBDIRECT_IOC_DEREGISTER, &dr))
+		TH_LOG("DEREGISTER, zero tail: %s", strerror(errno));
+	EXPECT_EQ(pin0 + 8, sd_vm_pin_kb(getpid()));
+
+	/* Above a page, zeros all the way: every ioctl refuses it. */
+	memset(page2, 0, 2 * PAGE);
+	for (i = 0; i < 4; i++) {
+		*(__u32 *)page2 = PAGE + 8;
+		EXPECT_EQ(-E2BIG, ioc(i < 2 ? self->c : self->s, cmds[i], page2))
+			TH_LOG("%s, size %zu", cmd_names[i], PAGE + 8);
+	}
+	EXPECT_EQ(-E2BIG, ioc(self->c, SMBDIRECT_IOC_GET_PARAMS, page2));
+
+	/* GET_PARAMS: ours, the tail left as it was. */
+	memset(&gp, 0xa5, sizeof(gp));
+	gp.p.size = sizeof(gp);
+	ASSERT_EQ(0, ioc(self->c, SMBDIRECT_IOC_GET_PARAMS, &gp));
+	EXPECT_EQ(sizeof(gp.p), gp.p.size);
+	EXPECT_EQ(0x100U, gp.p.version);
+	for (i = 0; i < TAIL && gp.tail[i] == 0xa5; i++)
+		;
+	EXPECT_EQ(TAIL, i) TH_LOG("GET_PARAMS wrote tail byte %d", i);
+
+	expect_alive(_metadata, self->c, self->s, &r);
+	EXPECT_EQ(0, sd_deregister(self->c, r.id, NULL));
+	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
+	munmap(src, 8192);
+	munmap(page2, 2 * PAGE);
+}
+
 TEST_F(abuse, unknown_flags_einval)
 {
 	static const __u32 bad[3] = { 0x8, 0x100, 0x80000000 };

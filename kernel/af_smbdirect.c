@@ -367,6 +367,24 @@ static int sd_release(struct socket *sock)
 	return 0;
 }
 
+/*
+ * Whether binding port takes CAP_NET_BIND_SERVICE in the user namespace
+ * of the socket's network namespace: TCP's rule (the ports below
+ * net.ipv4.ip_unprivileged_port_start, 1024 by default), and always
+ * iWARP's SMB-Direct port, 5445. Above 1024 it would be anyone's, yet it
+ * is an SMB server's port (ksmbd listens there on iWARP devices, and an
+ * iWARP listener takes the TCP port too): a user who bound it first
+ * would keep the server off it, or stand in for it. Lowering the sysctl
+ * does not free it: 445 is not freed either, since rdma_cm refuses the
+ * ports below 1024 without CAP_NET_BIND_SERVICE in the initial user
+ * namespace whatever the sysctl says (cma_use_port()).
+ */
+static bool sd_port_needs_bind_service(struct net *net, u16 port)
+{
+	return port == SMBDIRECT_PORT_IWARP ||
+	       (port && inet_port_requires_bind_service(net, port));
+}
+
 static int sd_bind(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len)
 {
 	struct sockaddr *addr = (struct sockaddr *)uaddr;
@@ -380,8 +398,7 @@ static int sd_bind(struct socket *sock, SD_SOCKADDR_ARG *uaddr, int len)
 	if (err)
 		return err;
 	port = sd_addr_port((struct sockaddr *)&ss);
-	/* The same rule as TCP, in the socket's own namespace. */
-	if (port && inet_port_requires_bind_service(sock_net(sk), port) &&
+	if (sd_port_needs_bind_service(sock_net(sk), port) &&
 	    !ns_capable(sock_net(sk)->user_ns, CAP_NET_BIND_SERVICE))
 		return -EACCES;
 	lock_sock(sk);
@@ -708,7 +725,9 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 /*
  * Copies in an ioctl struct that starts with its own u32 size: EFAULT if
  * unreadable, EINVAL if the caller's size is below len. A larger size (a
- * newer caller) is accepted; only len bytes are read.
+ * newer caller's struct) is accepted if it is at most a page and all its
+ * bytes past len are zero, else E2BIG: a field we do not know must not be
+ * set, or the caller would take our success for its meaning.
  */
 int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len)
 {
@@ -720,7 +739,7 @@ int sd_ioctl_copy_in(void *dst, const void __user *src, size_t len)
 	n = sd_ioctl_copy_size(size, len, len);
 	if (n < 0)
 		return n;
-	return copy_from_user(dst, src, len) ? -EFAULT : 0;
+	return copy_struct_from_user(dst, len, src, size);
 }
 
 static int sd_ioctl_get_params(struct sd_sock *sd, void __user *arg)

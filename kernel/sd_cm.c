@@ -9,6 +9,7 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/nsproxy.h>
+#include <linux/security.h>
 #include <linux/sched/task.h>
 #include <linux/task_work.h>
 #include <rdma/ib_cm.h>
@@ -431,6 +432,13 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 			      !lsd->sk.sk_net_refcnt);
 	if (!child)
 		goto reject;
+	/*
+	 * The listener's LSM labels, as sk_clone_lock() gives TCP's child.
+	 * sk_alloc() labelled it as a new socket of rdma_cm's kworker:
+	 * SELinux unlabeled, Smack the web label of kernel threads, AppArmor
+	 * the kernel's; the policy would judge the accepted socket by those.
+	 */
+	security_sk_clone(&lsd->sk, &child->sk);
 	child->opts = lsd->opts;
 	child->tcp_opts = lsd->tcp_opts;
 	/* Charged where the listener is: rdma_cm's context is nobody's. */

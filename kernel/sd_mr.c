@@ -1011,8 +1011,10 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 			       sizeof(d));
 	if (n < 0)
 		return n;
-	if (copy_from_user(&d, ud, n))
-		return -EFAULT;
+	/* A first-version struct's cookie reads as 0; a longer one's tail as 0. */
+	err = copy_struct_from_user(&d, sizeof(d), ud, size);
+	if (err)
+		return err;
 	if (d.flags & ~SMBDIRECT_DEREG_ASYNC)
 		return -EINVAL;
 	if (d.flags & SMBDIRECT_DEREG_ASYNC) {

@@ -340,6 +340,8 @@ int sd_ioctl_copy_size(u32 user_size, size_t v1_size, size_t our_size)
 {
 	if (user_size < v1_size)
 		return -EINVAL;
+	if (user_size > PAGE_SIZE)
+		return -E2BIG;
 	return min_t(size_t, user_size, our_size);
 }
 

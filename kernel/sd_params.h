@@ -149,7 +149,10 @@ u32 sd_legacy_depth(__be32 wire);
 
 /*
  * The size-first ioctl rule: a caller's struct shorter than v1 is EINVAL,
- * a longer one gets only what we know. Returns the bytes to copy back.
+ * one above a page E2BIG (as openat2() and clone3() bound theirs); a
+ * longer one than ours gets only what we know, and the struct's input
+ * is read with copy_struct_from_user(), which refuses a tail that is not
+ * zero (E2BIG). Returns the bytes to copy in or back: the smaller size.
  */
 int sd_ioctl_copy_size(u32 user_size, size_t v1_size, size_t our_size);
 

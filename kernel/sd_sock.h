@@ -266,6 +266,11 @@ struct sd_sock {
 	u32 tx_msg_len;			/* STREAM: the length of their message */
 	u32 tx_want;			/* bytes the last sd_tx_wait() waited room for */
 	struct sd_core_stream_parser tx_parser;
+	/*
+	 * STREAM: a sendmsg() owns the fields above from tx_fill on, its
+	 * waits (which release the socket lock) included; lock_sock().
+	 */
+	bool tx_writer;
 
 	/*
 	 * RDMA (sd_mr.c, sd_rw.c). An ioctl holds a user reference (sd_res_get)

@@ -13,6 +13,7 @@
  * for, each freed once its bytes are in PDUs; the core fragments the whole
  * message as one, so the peer sees the same PDUs' RemainingDataLength and
  * the last PDU (with SEND_WITH_INVALIDATE if asked) as for one buffer.
+ * One send call at a time writes a STREAM socket's message (tx_writer).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -295,6 +296,9 @@ bool sd_tx_writable(struct sd_sock *sd)
 	u32 queued = READ_ONCE(sd->tx_queued);
 	u32 need = max_t(u32, READ_ONCE(sd->tx_want), 1);
 
+	/* Another thread's send is writing: this one would wait for it. */
+	if (READ_ONCE(sd->tx_writer))
+		return false;
 	/* A STREAM piece with room left takes bytes at once. */
 	if (READ_ONCE(sd->tx_fill))
 		return true;
@@ -422,22 +426,40 @@ static int sd_send_prefix(struct sd_sock *sd, struct msghdr *msg)
  * so that PDUs leave as its bytes come in: as much of the message's rest
  * as SO_SNDBUF has room for, up to SD_TX_PIECE_MAX (a piece is freed only
  * once all its bytes are out), and at least what one PDU carries, which an
- * empty queue always takes. Under lock_sock(); sd_tx_wait() may drop it.
+ * empty queue always takes. Under lock_sock() as the writer (tx_writer);
+ * sd_tx_wait() may drop the lock. NULL when the message is no longer
+ * where it was before the wait: the caller looks again.
  */
 #define SD_TX_PIECE_MAX (64 * 1024)
 
+static u32 sd_tx_least(struct sd_sock *sd, u32 rest)
+{
+	return min(rest, max_t(u32, sd->params.max_send_size, 1));
+}
+
 static struct sd_msg *sd_tx_piece(struct sd_sock *sd, long *timeo)
 {
-	u32 rest = sd->tx_fill_len, least, room, queued, len;
+	u32 rest, least, room, queued, len;
 	struct sd_msg *m;
 	int err;
 
-	least = min(rest, max_t(u32, sd->params.max_send_size, 1));
 	/* Pieces already sent give their memory back before more is taken. */
 	sd_tx_reap(sd);
-	err = sd_tx_wait(sd, timeo, least);
+	err = sd_tx_wait(sd, timeo, sd_tx_least(sd, sd->tx_fill_len));
 	if (err)
 		return ERR_PTR(err);
+	/*
+	 * The piece is cut from the state after the wait, never from what
+	 * was read before it: the socket lock was released there (a
+	 * teardown ends the connection; before tx_writer, a second writer
+	 * took pieces of this same message).
+	 */
+	if (sd->state != SD_CONNECTED)
+		return ERR_PTR(sd->sk.sk_err ? sd_sock_error(&sd->sk) : -EPIPE);
+	rest = sd->tx_fill_len;
+	if (sd->tx_fill || !rest)
+		return NULL;
+	least = sd_tx_least(sd, rest);
 	queued = READ_ONCE(sd->tx_queued);
 	room = (unsigned int)READ_ONCE(sd->sk.sk_sndbuf);
 	room = room > queued ? room - queued : 0;
@@ -484,6 +506,8 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 				err = PTR_ERR(m);
 				break;
 			}
+			if (!m)
+				continue;
 		}
 		off = m->filled;
 		n = min_t(size_t, m->len - off, iov_iter_count(&msg->msg_iter));
@@ -612,12 +636,57 @@ static int sd_stream_set_inv(struct sd_sock *sd, u32 token)
 	return err;
 }
 
+/*
+ * SOCK_STREAM: one send call writes at a time, from its first byte to
+ * its return. The message being written (tx_fill, tx_fill_len,
+ * tx_msg_len, the prefix parser, a token waiting for the last piece) is
+ * state across the waits for room and credits, which release the socket
+ * lock. A second writer that came in there continued the first one's
+ * message with its own prefix and cut pieces of it from a length the
+ * first had already used: offsets the core refused, or a length that
+ * wrapped, and the connection wedged (issue #26). The second waits here
+ * instead, as for room (SO_SNDTIMEO, EAGAIN without waiting, signals).
+ * A message one call leaves unfinished (a partial send) is finished by
+ * the next call, whoever makes it, as on TCP.
+ */
+static int sd_tx_writer_get(struct sd_sock *sd, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct sock *sk = &sd->sk;
+	int err = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (sd->tx_writer) {
+		if (!*timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(*timeo);
+			break;
+		}
+		sk_wait_event(sk, timeo, !sd->tx_writer, &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	if (!err)
+		WRITE_ONCE(sd->tx_writer, true);
+	return err;
+}
+
+static void sd_tx_writer_put(struct sd_sock *sd)
+{
+	WRITE_ONCE(sd->tx_writer, false);
+	/* The next writer, and pollers sd_tx_writable() turned away. */
+	sd_wake(sd);
+}
+
 int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct smbdirect_rdma_args *args = NULL;
 	struct sock *sk = sock->sk;
 	struct sd_sock *sd = sd_sk(sk);
 	u32 token, nr_args = 0;
+	bool writer = false;
 	long timeo;
 	int err, inv = 0;
 
@@ -634,6 +703,13 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		}
 	}
 	lock_sock(sk);
+	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	if (sd->type == SOCK_STREAM) {
+		err = sd_tx_writer_get(sd, &timeo);
+		if (err)
+			goto out;
+		writer = true;
+	}
 	if (sd->state != SD_CONNECTED) {
 		err = sd->state == SD_CLOSED ? -EPIPE : -ENOTCONN;
 		if (sd->state == SD_CLOSED && READ_ONCE(sk->sk_err))
@@ -644,7 +720,6 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = -EPIPE;
 		goto out;
 	}
-	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
 	if (nr_args) {
 		err = sd_send_rdma(sd, args, nr_args, len, &timeo);
 		/* Transfers alone: a zero-length send that sends nothing. */
@@ -664,6 +739,8 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 			sd->tx_inv_pending = false;
 	}
 out:
+	if (writer)
+		sd_tx_writer_put(sd);
 	release_sock(sk);
 	kfree(args);
 	sd_tx_reap(sd);

@@ -188,7 +188,10 @@ static void glue_ioctl_copy_size(struct kunit *test)
 	/* Exactly ours, and a newer caller's longer struct gets only ours. */
 	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1, v1, ours), (int)ours);
 	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1 + 8, v1, ours), (int)ours);
-	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(U32_MAX, v1, ours), (int)ours);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(PAGE_SIZE, v1, ours), (int)ours);
+	/* Above a page: E2BIG, as openat2() and clone3(). */
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(PAGE_SIZE + 1, v1, ours), -E2BIG);
+	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(U32_MAX, v1, ours), -E2BIG);
 	/* An older v1 caller against a grown struct gets v1's bytes. */
 	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1, v1, ours + 16), (int)v1);
 	KUNIT_EXPECT_EQ(test, sd_ioctl_copy_size(v1 + 4, v1, ours + 16), (int)v1 + 4);

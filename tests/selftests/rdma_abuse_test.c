@@ -18,6 +18,7 @@
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <assert.h>
 #include <grp.h>
 #include <stddef.h>
 
@@ -28,24 +29,24 @@
 #define MAXD 64
 
 /* One layout for 64-bit and 32-bit callers: i386 aligns u64 to 4 only. */
-_Static_assert(sizeof(struct smbdirect_params) == 56, "params");
-_Static_assert(sizeof(struct smbdirect_register) == 40 &&
-	       offsetof(struct smbdirect_register, iov) == 8 &&
-	       offsetof(struct smbdirect_register, desc) == 24 &&
-	       offsetof(struct smbdirect_register, id) == 32, "register");
-_Static_assert(sizeof(struct smbdirect_deregister) == 32 &&
-	       offsetof(struct smbdirect_deregister, state) == 16 &&
-	       offsetof(struct smbdirect_deregister, cookie) == 24, "deregister");
-_Static_assert(sizeof(struct smbdirect_rdma_args) == 64 &&
-	       offsetof(struct smbdirect_rdma_args, desc) == 16 &&
-	       offsetof(struct smbdirect_rdma_args, iov) == 32 &&
-	       offsetof(struct smbdirect_rdma_args, offset) == 48, "rdma_args");
-_Static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "completion");
-_Static_assert(sizeof(struct smbdirect_rdma) == 40 &&
-	       offsetof(struct smbdirect_rdma, iov) == 8 &&
-	       offsetof(struct smbdirect_rdma, desc) == 24 &&
-	       offsetof(struct smbdirect_rdma, bytes) == 32, "rdma");
-_Static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16, "descriptor");
+static_assert(sizeof(struct smbdirect_params) == 56, "params");
+static_assert(sizeof(struct smbdirect_register) == 40 &&
+	      offsetof(struct smbdirect_register, iov) == 8 &&
+	      offsetof(struct smbdirect_register, desc) == 24 &&
+	      offsetof(struct smbdirect_register, id) == 32, "register");
+static_assert(sizeof(struct smbdirect_deregister) == 32 &&
+	      offsetof(struct smbdirect_deregister, state) == 16 &&
+	      offsetof(struct smbdirect_deregister, cookie) == 24, "deregister");
+static_assert(sizeof(struct smbdirect_rdma_args) == 64 &&
+	      offsetof(struct smbdirect_rdma_args, desc) == 16 &&
+	      offsetof(struct smbdirect_rdma_args, iov) == 32 &&
+	      offsetof(struct smbdirect_rdma_args, offset) == 48, "rdma_args");
+static_assert(sizeof(struct smbdirect_rdma_completion) == 24, "completion");
+static_assert(sizeof(struct smbdirect_rdma) == 40 &&
+	      offsetof(struct smbdirect_rdma, iov) == 8 &&
+	      offsetof(struct smbdirect_rdma, desc) == 24 &&
+	      offsetof(struct smbdirect_rdma, bytes) == 32, "rdma");
+static_assert(sizeof(struct smbdirect_buffer_descriptor_v1) == 16, "descriptor");
 
 FIXTURE(abuse) {
 	int c, s;
@@ -59,7 +60,8 @@ FIXTURE_VARIANT_ADD(abuse, rxe4) { .t = SD_TARGET_RXE4 };
 
 FIXTURE_SETUP(abuse)
 {
-	self->c = self->s = -1;
+	self->c = -1;
+	self->s = -1;
 	self->child = 0;
 	/*
 	 * Kept mapped: an unmapped hole would soon hold a thread stack
@@ -79,7 +81,10 @@ static const unsigned long cmds[4] = {
 	SMBDIRECT_IOC_REGISTER, SMBDIRECT_IOC_DEREGISTER,
 	SMBDIRECT_IOC_RDMA_READV, SMBDIRECT_IOC_RDMA_WRITEV,
 };
-static const char *const cmd_names[4] = { "REGISTER", "DEREGISTER", "RDMA_READV", "RDMA_WRITEV" };
+
+static const char *const cmd_names[4] = {
+	"REGISTER", "DEREGISTER", "RDMA_READV", "RDMA_WRITEV",
+};
 
 static char *map_rw(size_t len)
 {
@@ -241,7 +246,8 @@ TEST_F(abuse, bad_struct_pointer_efault)
 
 	PAIR(SOCK_SEQPACKET);
 	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(-EFAULT, ioc(self->c, cmds[i], self->noaccess)) TH_LOG("%s", cmd_names[i]);
+		EXPECT_EQ(-EFAULT, ioc(self->c, cmds[i], self->noaccess))
+			TH_LOG("%s", cmd_names[i]);
 		EXPECT_EQ(-EFAULT, ioc(self->c, cmds[i], (void *)8)) TH_LOG("%s", cmd_names[i]);
 	}
 	expect_alive(_metadata, self->c, self->s, NULL);
@@ -295,6 +301,139 @@ TEST_F(abuse, size_field_too_small_einval)
 	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
 }
 
+/*
+ * A struct longer than ours, as a newer caller's: each struct below is
+ * ours followed by a tail. The tail all zero: accepted, and the call does
+ * its job. One byte of it set: E2BIG, as copy_struct_from_user() gives
+ * openat2() and clone3(), and nothing happens: the caller set a field we
+ * do not know, and must not take our success for its meaning. A size
+ * above a page: E2BIG, whatever follows. GET_PARAMS reads nothing but
+ * size: a longer struct gets ours, its tail untouched.
+ */
+#define TAIL 16
+
+struct reg_long {
+	struct smbdirect_register r;
+	unsigned char tail[TAIL];
+};
+
+struct dereg_long {
+	struct smbdirect_deregister d;
+	unsigned char tail[TAIL];
+};
+
+struct rdma_long {
+	struct smbdirect_rdma r;
+	unsigned char tail[TAIL];
+};
+
+struct params_long {
+	struct smbdirect_params p;
+	unsigned char tail[TAIL];
+};
+
+TEST_F(abuse, size_field_larger_tail_must_be_zero)
+{
+	struct smbdirect_buffer_descriptor_v1 d[4];
+	long pin0 = sd_vm_pin_kb(getpid());
+	char *src = map_rw(8192), *page2 = map_rw(2 * PAGE);
+	struct reg_long rg;
+	struct dereg_long dr;
+	struct rdma_long rw;
+	struct params_long gp;
+	struct iovec iov, liov;
+	struct reg r;
+	__u64 id2;
+	int i;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, page2);
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, reg_make(self->c, &r, 8192, 1));
+	iov = (struct iovec){ r.buf, 8192 };
+	liov = (struct iovec){ src, 8192 };
+
+	/* REGISTER: a second registration of the same buffer. */
+	memset(&rg, 0, sizeof(rg));
+	rg.r = (struct smbdirect_register){
+		.size = sizeof(rg), .flags = SMBDIRECT_ACCESS_PEER_READ,
+		.iov = (uintptr_t)&iov, .iov_count = 1,
+		.desc = (uintptr_t)d, .desc_count = 4,
+	};
+	rg.tail[TAIL - 1] = 1;
+	EXPECT_EQ(-E2BIG, ioc(self->c, SMBDIRECT_IOC_REGISTER, &rg));
+	EXPECT_EQ(0U, rg.r.id);
+	EXPECT_EQ(pin0 + 8, sd_vm_pin_kb(getpid())) TH_LOG("E2BIG pinned nothing");
+	rg.tail[TAIL - 1] = 0;
+	ASSERT_EQ(0, ioc(self->c, SMBDIRECT_IOC_REGISTER, &rg))
+		TH_LOG("REGISTER, zero tail: %s", strerror(errno));
+	EXPECT_NE(0U, rg.r.id);
+	EXPECT_EQ(1U, rg.r.desc_count);
+	EXPECT_EQ(pin0 + 16, sd_vm_pin_kb(getpid()));
+	id2 = rg.r.id;
+
+	/* RDMA_WRITEV and RDMA_READV into and from the first registration. */
+	for (i = 0; i < 2; i++) {
+		unsigned long cmd = i ? SMBDIRECT_IOC_RDMA_READV : SMBDIRECT_IOC_RDMA_WRITEV;
+
+		sd_fill(src, 8192, 0x7a11 + i);
+		sd_fill(r.buf, 8192, 0x7a11 + i + 100);
+		memset(&rw, 0, sizeof(rw));
+		rw.r = (struct smbdirect_rdma){
+			.size = sizeof(rw),
+			.iov = (uintptr_t)&liov, .iov_count = 1,
+			.desc = (uintptr_t)&r.d, .desc_count = 1,
+		};
+		rw.tail[0] = 0x80;
+		EXPECT_EQ(-E2BIG, ioc(self->s, cmd, &rw)) TH_LOG("%s", cmd_names[2 + !i]);
+		EXPECT_EQ(0U, rw.r.bytes);
+		EXPECT_EQ(-1, sd_check(i ? src : r.buf, 8192, 0x7a11 + i + (i ? 0 : 100)))
+			TH_LOG("%s moved bytes after E2BIG", cmd_names[2 + !i]);
+		rw.tail[0] = 0;
+		ASSERT_EQ(0, ioc(self->s, cmd, &rw))
+			TH_LOG("%s, zero tail: %s", cmd_names[2 + !i], strerror(errno));
+		EXPECT_EQ(8192U, rw.r.bytes);
+		EXPECT_EQ(-1, sd_check(i ? src : r.buf, 8192, 0x7a11 + i + (i ? 100 : 0)))
+			TH_LOG("%s with a zero tail", cmd_names[2 + !i]);
+	}
+
+	/* DEREGISTER of the second registration. */
+	memset(&dr, 0, sizeof(dr));
+	dr.d = (struct smbdirect_deregister){ .size = sizeof(dr), .id = id2 };
+	dr.tail[TAIL / 2] = 0xff;
+	EXPECT_EQ(-E2BIG, ioc(self->c, SMBDIRECT_IOC_DEREGISTER, &dr));
+	EXPECT_EQ(pin0 + 16, sd_vm_pin_kb(getpid())) TH_LOG("E2BIG deregistered");
+	dr.tail[TAIL / 2] = 0;
+	EXPECT_EQ(0, ioc(self->c, SMBDIRECT_IOC_DEREGISTER, &dr))
+		TH_LOG("DEREGISTER, zero tail: %s", strerror(errno));
+	EXPECT_EQ(pin0 + 8, sd_vm_pin_kb(getpid()));
+
+	/* Above a page, zeros all the way: every ioctl refuses it. */
+	memset(page2, 0, 2 * PAGE);
+	for (i = 0; i < 4; i++) {
+		*(__u32 *)page2 = PAGE + 8;
+		EXPECT_EQ(-E2BIG, ioc(i < 2 ? self->c : self->s, cmds[i], page2))
+			TH_LOG("%s, size %zu", cmd_names[i], PAGE + 8);
+	}
+	EXPECT_EQ(-E2BIG, ioc(self->c, SMBDIRECT_IOC_GET_PARAMS, page2));
+
+	/* GET_PARAMS: ours, the tail left as it was. */
+	memset(&gp, 0xa5, sizeof(gp));
+	gp.p.size = sizeof(gp);
+	ASSERT_EQ(0, ioc(self->c, SMBDIRECT_IOC_GET_PARAMS, &gp));
+	EXPECT_EQ(sizeof(gp.p), gp.p.size);
+	EXPECT_EQ(0x100U, gp.p.version);
+	for (i = 0; i < TAIL && gp.tail[i] == 0xa5; i++)
+		;
+	EXPECT_EQ(TAIL, i) TH_LOG("GET_PARAMS wrote tail byte %d", i);
+
+	expect_alive(_metadata, self->c, self->s, &r);
+	EXPECT_EQ(0, sd_deregister(self->c, r.id, NULL));
+	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
+	munmap(src, 8192);
+	munmap(page2, 2 * PAGE);
+}
+
 TEST_F(abuse, unknown_flags_einval)
 {
 	static const __u32 bad[3] = { 0x8, 0x100, 0x80000000 };
@@ -309,7 +448,9 @@ TEST_F(abuse, unknown_flags_einval)
 	ASSERT_EQ(0, reg_make(self->c, &r, 4096, 2));
 	iov = (struct iovec){ r.buf, 4096 };
 	for (i = 0; i < 3; i++) {
-		struct smbdirect_deregister dr = { .size = sizeof(dr), .flags = bad[i], .id = r.id };
+		struct smbdirect_deregister dr = {
+			.size = sizeof(dr), .flags = bad[i], .id = r.id,
+		};
 		struct smbdirect_rdma rw = {
 			.size = sizeof(rw), .flags = bad[i],
 			.iov = (uintptr_t)&iov, .iov_count = 1,
@@ -459,11 +600,15 @@ TEST_F(abuse, register_too_many_bytes_emsgsize)
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 1, d, &n, NULL));
 	iov[0] = (struct iovec){ buf, SMBDIRECT_REG_MAX_BYTES / 2 };
-	iov[1] = (struct iovec){ buf + SMBDIRECT_REG_MAX_BYTES / 2, SMBDIRECT_REG_MAX_BYTES / 2 + 1 };
+	iov[1] = (struct iovec){
+		buf + SMBDIRECT_REG_MAX_BYTES / 2, SMBDIRECT_REG_MAX_BYTES / 2 + 1,
+	};
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 2, d, &n, NULL));
 	/* Each length fits ssize_t; the sum 3 * 0x6000... wraps to 0x2000...0. */
-	iov[0] = iov[1] = iov[2] = (struct iovec){ buf, (SIZE_MAX / 8 + 1) * 3 };
+	iov[0] = (struct iovec){ buf, (SIZE_MAX / 8 + 1) * 3 };
+	iov[1] = iov[0];
+	iov[2] = iov[0];
 	n = MAXD;
 	EXPECT_EQ(-EMSGSIZE, sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 3, d, &n, NULL))
 		TH_LOG("a sum that wraps");
@@ -481,7 +626,8 @@ TEST_F(abuse, register_too_many_bytes_emsgsize)
 	iov[0] = (struct iovec){ buf, SIZE_MAX };
 	n = MAXD;
 	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, iov, 1, d, &n, NULL);
-	EXPECT_EQ(-EMSGSIZE, ret) TH_LOG("SIZE_MAX segment: %s", ret ? strerror(-ret) : "registered");
+	EXPECT_EQ(-EMSGSIZE, ret)
+		TH_LOG("SIZE_MAX segment: %s", ret ? strerror(-ret) : "registered");
 	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
 	expect_alive(_metadata, self->c, self->s, NULL);
 	munmap(buf, len);
@@ -521,13 +667,15 @@ TEST_F(abuse, register_desc_count_enospc)
 			for (j = 0; j < sizeof(d[i]); j++)
 				if (p[j] != 0xee)
 					break;
-			EXPECT_EQ(sizeof(d[i]), j) TH_LOG("room %u: descriptor %d written", room, i);
+			EXPECT_EQ(sizeof(d[i]), j)
+				TH_LOG("room %u: descriptor %d written", room, i);
 		}
 		EXPECT_EQ(pin0, sd_vm_pin_kb(getpid())) TH_LOG("room %u", room);
 	}
 	/* Descriptors sent with desc NULL and no room: still just the count. */
 	n = 0;
-	EXPECT_EQ(-ENOSPC, sd_register(self->c, SMBDIRECT_ACCESS_PEER_WRITE, iov, 3, NULL, &n, NULL));
+	EXPECT_EQ(-ENOSPC,
+		  sd_register(self->c, SMBDIRECT_ACCESS_PEER_WRITE, iov, 3, NULL, &n, NULL));
 	EXPECT_EQ(3U, n);
 	n = 3;
 	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_WRITE, iov, 3, d, &n, &id);
@@ -646,7 +794,8 @@ TEST_F(abuse, rdma_bad_pointers_efault)
 
 		EXPECT_EQ(-EFAULT, sd_rdma(self->s, cmd, (struct iovec *)self->noaccess, 1, &r.d, 1,
 					   &bytes)) TH_LOG("%s: iov array", name);
-		EXPECT_EQ(-EFAULT, sd_rdma(self->s, cmd, &iov, 1, (void *)self->noaccess, 1, &bytes))
+		EXPECT_EQ(-EFAULT,
+			  sd_rdma(self->s, cmd, &iov, 1, (void *)self->noaccess, 1, &bytes))
 			TH_LOG("%s: desc array", name);
 		EXPECT_EQ(-EFAULT, sd_rdma(self->s, cmd, &bad_iov, 1, &r.d, 1, &bytes))
 			TH_LOG("%s: unmapped iov_base", name);
@@ -680,7 +829,6 @@ TEST_F(abuse, readv_into_readonly_memory_efault)
 /* No local bytes, no descriptors: EINVAL; A's memory untouched. */
 TEST_F(abuse, rdma_empty_lists_einval)
 {
-	struct smbdirect_buffer_descriptor_v1 d2[2];
 	char *buf = map_rw(PAGE);
 	struct iovec iov = { buf, PAGE }, zero[2] = { { buf, 0 }, { NULL, 0 } };
 	struct reg r;
@@ -689,7 +837,6 @@ TEST_F(abuse, rdma_empty_lists_einval)
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_SEQPACKET);
 	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 6));
-	d2[0] = d2[1] = r.d;
 	for (k = 0; k < 2; k++) {
 		unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV;
 		const char *name = k ? "WRITEV" : "READV";
@@ -738,7 +885,8 @@ TEST_F(abuse, rdma_bad_descriptor_einval)
 			d2[1].length = htole32(1);
 		}
 		for (k = 0; k < 2; k++) {
-			unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV;
+			unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV :
+						SMBDIRECT_IOC_RDMA_READV;
 			int ret = sd_rdma(self->s, cmd, &iov, 1, d2, 2, NULL);
 
 			EXPECT_EQ(-EINVAL, ret) TH_LOG("%s, %s: %s", k ? "WRITEV" : "READV",
@@ -876,7 +1024,8 @@ TEST_F(abuse, unconnected_and_listening_enotconn)
 			TH_LOG("DEREGISTER on a %s socket", what);
 		EXPECT_EQ(-ENOTCONN, sd_rdma(fds[i], SMBDIRECT_IOC_RDMA_READV, &iov, 1, d, 1, NULL))
 			TH_LOG("READV on a %s socket", what);
-		EXPECT_EQ(-ENOTCONN, sd_rdma(fds[i], SMBDIRECT_IOC_RDMA_WRITEV, &iov, 1, d, 1, NULL))
+		EXPECT_EQ(-ENOTCONN,
+			  sd_rdma(fds[i], SMBDIRECT_IOC_RDMA_WRITEV, &iov, 1, d, 1, NULL))
 			TH_LOG("WRITEV on a %s socket", what);
 		close(fds[i]);
 	}
@@ -977,7 +1126,7 @@ TEST_F(abuse, cmsg_errors_einval)
 
 	for (type = SOCK_SEQPACKET; type; type = type == SOCK_SEQPACKET ? SOCK_STREAM : 0) {
 		PAIR(type);
-		for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(shapes); i++) {
 			if (type == SOCK_STREAM && i != 0 && i != 3 && i != 6)
 				continue;
 			ret = send_cmsgs(self->s, shapes[i], i == 6 ? 2 : 1);
@@ -992,7 +1141,8 @@ TEST_F(abuse, cmsg_errors_einval)
 		EXPECT_EQ(0, sd_poll(self->c, POLLIN, 100)) TH_LOG("more arrived");
 		close(self->c);
 		close(self->s);
-		self->c = self->s = -1;
+		self->c = -1;
+	self->s = -1;
 	}
 }
 
@@ -1073,9 +1223,10 @@ TEST_F(abuse, rlimit_memlock_unprivileged)
 	self->child = 0;
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died: status %#x", status);
 	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("step %d failed (10: 1 MiB not ENOMEM, 11/13/16/18: VmPin, "
-		       "12: 16 KiB refused, 14: 80 KiB not ENOMEM, 15: 64 KiB refused, "
-		       "17: DEREGISTER, 19: 1 MiB not ENOMEM again)", WEXITSTATUS(status));
+		TH_LOG("step %d failed (%s %s %s)", WEXITSTATUS(status),
+		       "10: 1 MiB not ENOMEM, 11/13/16/18: VmPin, 12: 16 KiB refused,",
+		       "14: 80 KiB not ENOMEM, 15: 64 KiB refused, 17: DEREGISTER,",
+		       "19: 1 MiB not ENOMEM again");
 	expect_alive(_metadata, self->c, self->s, NULL);
 }
 
@@ -1132,14 +1283,15 @@ TEST_F(abuse, rlimit_memlock_per_user_across_children)
 		registered += ret == 0;
 		refused += ret == 1;
 	}
-	EXPECT_EQ(1, registered) TH_LOG("1 MiB registrations that 8 children of one "
-					"user with a 1 MiB limit left pinned");
+	EXPECT_EQ(1, registered)
+		TH_LOG("1 MiB registrations left pinned by 8 children of a user limited to 1 MiB");
 	EXPECT_EQ(7, refused);
 	expect_alive(_metadata, self->c, self->s, NULL);
 	/* Closing the socket unpins and uncharges: nobody may pin 1 MiB again. */
 	close(self->c);
 	close(self->s);
-	self->c = self->s = -1;
+	self->c = -1;
+	self->s = -1;
 	PAIR(SOCK_SEQPACKET);
 	EXPECT_EQ(0, run_pin_child(self->c))
 		TH_LOG("1 MiB after the socket holding the first was closed");

@@ -87,6 +87,7 @@
 #define SMBDIRECT_FAMILY_CANDIDATES { 23, 25, 19, 4, 12, 18, 22, 13 }
 #define SMBDIRECT_FAMILY_NR_CANDIDATES 8
 
+/* bind() to either needs CAP_NET_BIND_SERVICE. */
 #define SMBDIRECT_PORT 445		/* InfiniBand, RoCE */
 #define SMBDIRECT_PORT_IWARP 5445	/* iWARP */
 
@@ -200,6 +201,9 @@ struct smbdirect_info {
 /*
  * Every ioctl argument begins with its own size: the caller sets it to
  * sizeof() of the struct it was compiled with, so the struct can grow.
+ * A larger struct than the module's is accepted when every byte beyond
+ * the module's is zero, else E2BIG, as copy_struct_from_user() reads
+ * openat2()'s; a size above a page is E2BIG. GET_PARAMS reads only size.
  * Unknown flags are EINVAL.
  *
  * 32-bit processes (i386 programs on an x86-64 kernel, built with -m32)
@@ -252,10 +256,10 @@ struct smbdirect_params {
  * connection is over, so pins can be dropped without closing the socket
  * (ENOTCONN only before connect and on a listening socket). Common
  * errors: EFAULT for a bad pointer, EINVAL for an unknown flag, a size
- * field smaller than the struct (a larger one is accepted; what lies
- * beyond the struct is ignored), or a malformed list, EMSGSIZE for a list
- * that is too long or too large (checked before EFAULT). These argument
- * errors change nothing: the connection stays usable.
+ * field smaller than the struct, or a malformed list, E2BIG for a larger
+ * struct with a byte beyond ours that is not zero (see above), EMSGSIZE
+ * for a list that is too long or too large (checked before EFAULT). These
+ * argument errors change nothing: the connection stays usable.
  *
  * Memory rules. The peer may touch exactly the registered bytes, only in
  * the directions granted, and only until the registration is invalidated:

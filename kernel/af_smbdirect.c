@@ -893,13 +893,16 @@ out:
 
 /*
  * Who may ask for connection buffers beyond the unpriv_mem_max parameter:
- * CAP_NET_ADMIN in the socket's network namespace (as SO_RCVBUFFORCE),
- * and kernel sockets. Asked only once the cap is exceeded, so that a
- * denial reaches the audit log only for a request that needed it.
+ * CAP_NET_ADMIN in the initial user namespace, as SO_RCVBUFFORCE
+ * (sockopt_capable()), and kernel sockets. Not the socket's own
+ * namespace: the memory is the host's, and root of a container's user
+ * namespace is nobody to the host. Asked only once the cap is exceeded,
+ * so that a denial reaches the audit log only for a request that needed
+ * it.
  */
 static bool sd_mem_privileged(struct sock *sk)
 {
-	return sk->sk_kern_sock || ns_capable(sock_net(sk)->user_ns, CAP_NET_ADMIN);
+	return sk->sk_kern_sock || capable(CAP_NET_ADMIN);
 }
 
 static int sd_setsockopt(struct socket *sock, int level, int optname,

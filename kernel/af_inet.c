@@ -48,14 +48,30 @@ int sd_sol_level_ipproto(void)
 	return sol_level;
 }
 
-/* Does socket(family, SOCK_STREAM, protocol) work already? */
+/*
+ * Does the running kernel serve socket(family, SOCK_STREAM, protocol)
+ * already? inet_create() and inet6_create() answer EPROTONOSUPPORT or
+ * ESOCKTNOSUPPORT only when no entry has the protocol (and socket()
+ * EAFNOSUPPORT without the family); any other error
+ * comes from an entry that has it, as the socket would: an owner that
+ * refuses a kernel socket (it may need a device, a netns or a user) owns
+ * the number all the same. A protosw added now would go before it and
+ * take its sockets.
+ */
 static bool sd_inet_taken(int family, int protocol)
 {
 	struct socket *sock;
+	int err;
 
-	if (sock_create_kern(&init_net, family, SOCK_STREAM, protocol, &sock))
+	err = sock_create_kern(&init_net, family, SOCK_STREAM, protocol, &sock);
+	if (!err) {
+		sock_release(sock);
+		return true;
+	}
+	if (err == -EPROTONOSUPPORT || err == -ESOCKTNOSUPPORT || err == -EAFNOSUPPORT)
 		return false;
-	sock_release(sock);
+	pr_info("socket(%s, SOCK_STREAM, %d) is served by the running kernel (a kernel socket of it: %d)\n",
+		family == AF_INET ? "AF_INET" : "AF_INET6", protocol, err);
 	return true;
 }
 

@@ -58,6 +58,18 @@ static void sd_cm_conn_param(struct sd_sock *sd, struct rdma_conn_param *p,
 	}
 }
 
+/*
+ * Before rdma_connect() and rdma_accept(): the ack_timeout parameter, on
+ * InfiniBand and RoCE (rdma_cm applies it when the QP goes to RTS).
+ */
+static void sd_cm_ack_timeout(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	u8 t = sd_ack_timeout();
+
+	if (t && sd->transport != SMBDIRECT_TRANSPORT_IWARP && rdma_set_ack_timeout(id, t))
+		pr_warn_ratelimited("ack_timeout %u not applied\n", t);
+}
+
 static void sd_cm_fail(struct sd_sock *sd, int err)
 {
 	spin_lock_bh(&sd->lock);
@@ -92,6 +104,7 @@ static int sd_cm_do_connect(struct sd_sock *sd, struct rdma_cm_id *id,
 		return -ECONNABORTED;
 	sd_cm_conn_param(sd, &p, ird_ord,
 			 sd->transport == SMBDIRECT_TRANSPORT_IWARP);
+	sd_cm_ack_timeout(sd, id);
 	/* Inside the handler: rdma_connect() would take its mutex again. */
 	err = in_handler ? rdma_connect_locked(id, &p) : rdma_connect(id, &p);
 	if (!err) {
@@ -499,6 +512,7 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 		     legacy || child->transport != SMBDIRECT_TRANSPORT_IWARP ||
 		     peer_ird || peer_ord);
 	sd_cm_conn_param(child, &p, ird_ord, legacy);
+	sd_cm_ack_timeout(child, id);
 	/*
 	 * A teardown elsewhere (device removal) may have destroyed the QP
 	 * since sd_qp_create(): accept only with the QP still there, and

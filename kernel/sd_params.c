@@ -47,6 +47,42 @@ MODULE_PARM_DESC(unpriv_mem_max,
 		 "bytes of connection buffers (receive_credit_max * max_receive_size + min(send_credit_target, 255) * max_send_size) SOL_SMBDIRECT options may ask for without CAP_NET_ADMIN; EPERM beyond (0: no cap)");
 
 /*
+ * The RC ACK timeout of InfiniBand and RoCE connections (IBTA encoding:
+ * 4.096 us << value). With SD_CM_RETRY (6) retries it is how long a peer
+ * or the wire may stall before the connection fails with a retry error.
+ * 0 keeps rdma_cm's (RoCE: packet lifetime 16 + 1, 537 ms; about 3.2 s
+ * in all), as cifs.ko and ksmbd do; iWARP's timeouts are TCP's.
+ */
+static unsigned int ack_timeout;
+
+static int sd_param_set_ack_timeout(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int err = kstrtouint(val, 0, &v);
+
+	if (err)
+		return err;
+	if (v > 31)
+		return -EINVAL;
+	WRITE_ONCE(ack_timeout, v);
+	return 0;
+}
+
+static const struct kernel_param_ops sd_ack_timeout_ops = {
+	.set = sd_param_set_ack_timeout,
+	.get = param_get_uint,
+};
+
+module_param_cb(ack_timeout, &sd_ack_timeout_ops, &ack_timeout, 0644);
+MODULE_PARM_DESC(ack_timeout,
+		 "RC ACK timeout of InfiniBand and RoCE connections made from now on, 4.096 us << value (1..31; 0: rdma_cm's, 537 ms on RoCE), 6 retries");
+
+u8 sd_ack_timeout(void)
+{
+	return READ_ONCE(ack_timeout);
+}
+
+/*
  * Half-open children: a connect request answered (socket, QP and buffers
  * allocated), the SMB-Direct negotiation not yet done. Bounded below the
  * backlog, as TCP's SYN queue is, since nothing has authenticated the

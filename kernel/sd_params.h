@@ -70,6 +70,8 @@ u64 sd_opts_mem(const struct sd_opts *o);
  * socket whose owner lacks CAP_NET_ADMIN; 0: none.
  */
 u64 sd_unpriv_mem_max(void);
+/* The ack_timeout parameter: 0 (rdma_cm's) or an IBTA value 1..31. */
+u8 sd_ack_timeout(void);
 /*
  * sd_opt_set() under a cap (0: none): -EPERM when the new set would cost
  * more than cap and more than the set before (lowering an option is always

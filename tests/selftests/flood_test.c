@@ -417,25 +417,7 @@ FIXTURE_TEARDOWN(flood)
  */
 static int legit_pair(const struct sd_target *t, int lfd, int port)
 {
-	char buf[16];
-	int c, s, ret;
-
-	c = sd_connect_type(t, SOCK_STREAM, port);
-	if (c < 0)
-		return c;
-	s = sd_accept_ms(lfd, SD_STEP_MS);
-	if (s < 0) {
-		close(c);
-		return s;
-	}
-	sd_set_timeouts(c, SD_STEP_MS);
-	sd_set_timeouts(s, SD_STEP_MS);
-	ret = sd_stream_send(c, "flood", 5);
-	if (!ret)
-		ret = sd_stream_recv(s, buf, sizeof(buf)) == 5 ? 0 : -EPROTO;
-	close(c);
-	close(s);
-	return ret;
+	return sd_stream_pair_once(t, lfd, port, "flood");
 }
 
 /* legit_pair() until it succeeds or ms pass: slots come back asynchronously. */

@@ -806,6 +806,36 @@ static inline long sd_msg_recv(int fd, int type, void *buf, size_t cap)
 	}
 }
 
+/*
+ * A client connects to lfd's port on t, lfd accepts it, and msg (at most
+ * 64 bytes) crosses as one STREAM message; both ends are closed after.
+ * 0 or -errno.
+ */
+static inline int sd_stream_pair_once(const struct sd_target *t, int lfd,
+				      int port, const char *msg)
+{
+	uint32_t len = strlen(msg);
+	char buf[64];
+	int c, s, ret;
+
+	c = sd_connect_type(t, SOCK_STREAM, port);
+	if (c < 0)
+		return c;
+	s = sd_accept_ms(lfd, SD_STEP_MS);
+	if (s < 0) {
+		close(c);
+		return s;
+	}
+	sd_set_timeouts(c, SD_STEP_MS);
+	sd_set_timeouts(s, SD_STEP_MS);
+	ret = sd_stream_send(c, msg, len);
+	if (!ret)
+		ret = sd_stream_recv(s, buf, sizeof(buf)) == (long)len ? 0 : -EPROTO;
+	close(c);
+	close(s);
+	return ret;
+}
+
 static inline int sd_get_params(int fd, struct smbdirect_params *p)
 {
 	memset(p, 0, sizeof(*p));

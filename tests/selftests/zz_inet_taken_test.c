@@ -71,28 +71,12 @@ static int inet_socket_errno(int af)
 static int af_smbdirect_pair(void)
 {
 	const struct sd_target t = SD_TARGET_RXE4;
-	int lfd, c, s, port = 0, ret;
-	char buf[16];
+	int lfd, port = 0, ret;
 
 	lfd = sd_listen_type(&t, SOCK_STREAM, 4, &port);
 	if (lfd < 0)
 		return lfd;
-	c = sd_connect_type(&t, SOCK_STREAM, port);
-	if (c < 0) {
-		close(lfd);
-		return c;
-	}
-	s = sd_accept_ms(lfd, SD_STEP_MS);
-	ret = s;
-	if (s >= 0) {
-		sd_set_timeouts(c, SD_STEP_MS);
-		sd_set_timeouts(s, SD_STEP_MS);
-		ret = sd_stream_send(c, "taken", 5);
-		if (!ret)
-			ret = sd_stream_recv(s, buf, sizeof(buf)) == 5 ? 0 : -EPROTO;
-		close(s);
-	}
-	close(c);
+	ret = sd_stream_pair_once(&t, lfd, port, "taken");
 	close(lfd);
 	return ret;
 }

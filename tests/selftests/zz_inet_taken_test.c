@@ -31,11 +31,24 @@ static bool loaded(const char *name)
 	return access(path, F_OK) == 0;
 }
 
+/*
+ * delete_module(), retried for up to 30 s while the module is in use: the
+ * tests before this one (zz_device_test) leave sockets whose teardown is
+ * deferred, and each pins the module until it ends.
+ */
 static int unload(const char *name)
 {
-	if (!loaded(name))
-		return 0;
-	return syscall(__NR_delete_module, name, O_NONBLOCK) ? -errno : 0;
+	long end = sd_now_ms() + 30000;
+	int ret;
+
+	for (;;) {
+		if (!loaded(name))
+			return 0;
+		ret = syscall(__NR_delete_module, name, O_NONBLOCK) ? -errno : 0;
+		if ((ret != -EWOULDBLOCK && ret != -EBUSY) || sd_now_ms() >= end)
+			return ret;
+		sd_sleep_ms(100);
+	}
 }
 
 /* finit_module() of SD_MODULE_DIR/name.ko: no insmod process to start. */

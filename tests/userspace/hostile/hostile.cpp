@@ -1179,11 +1179,47 @@ int half_open_count(const Transport *t)
 	return t && strncmp(t->name, "siw", 3) == 0 ? 64 : 200;
 }
 
+// A module parameter set for one case and put back after it ("" when the
+// module has no such parameter: nothing is changed).
+struct ParamOverride {
+	std::string path, old;
+	ParamOverride(const char *name, const char *value)
+		: path(std::string("/sys/module/af_smbdirect/parameters/") + name)
+	{
+		char buf[64] = "";
+		FILE *f = fopen(path.c_str(), "r");
+		if (!f)
+			return;
+		if (fgets(buf, sizeof(buf), f))
+			old = buf;
+		fclose(f);
+		write(value);
+	}
+	~ParamOverride()
+	{
+		if (!old.empty())
+			write(old.c_str());
+	}
+	void write(const char *v)
+	{
+		FILE *f = fopen(path.c_str(), "w");
+		if (f) {
+			fputs(v, f);
+			fclose(f);
+		}
+	}
+};
+
 // N rdma_cm connections to the listener, none negotiating: while they are
 // all up the listener still takes a good connection; then the listener
 // drops every one (negotiate timeout), its sockets and memory come back.
 Err half_open(const Ctx &c)
 {
+	// The half-open bounds (flood_test's subject, 128 per listener) would
+	// refuse the 72 above them once the setup outruns the 5 s negotiation
+	// timeout (seen on a quiet machine: 200 up in 5.1 s): this case is
+	// about holding and dropping them all, so the backlog alone bounds it.
+	ParamOverride listen_max("listen_half_open_max", "0"), ns_max("netns_half_open_max", "0");
 	const int n = half_open_count(c.t);
 	Stats before, peak, after;
 	TRY(read_stats(before));

@@ -70,8 +70,8 @@ static bool sd_inet_taken(int family, int protocol)
 	}
 	if (err == -EPROTONOSUPPORT || err == -ESOCKTNOSUPPORT || err == -EAFNOSUPPORT)
 		return false;
-	pr_info("socket(%s, SOCK_STREAM, %d) is served by the running kernel (a kernel socket of it: %d)\n",
-		family == AF_INET ? "AF_INET" : "AF_INET6", protocol, err);
+	pr_debug("socket(%s, SOCK_STREAM, %d): a kernel socket of it failed with %d\n",
+		 family == AF_INET ? "AF_INET" : "AF_INET6", protocol, err);
 	return true;
 }
 

@@ -189,16 +189,19 @@ results-reset:
 # machine without them) runs beside all of it at nice 19, on what the
 # guests leave idle.
 # The native part compiles in a build directory of its own
-# (BUILD/module-layer): the VM builds compile the same test modules into
-# BUILD/module at the same time. Test kernels both need are built once
-# (build-kernel.sh's lock).
+# (BUILD/module-layer), but for the test kernels' KUnit builds, which the
+# VM phase needs too: those both compile in BUILD/module, under one lock
+# per build directory, so each is compiled once (check-module.sh's
+# compile). Test kernels both need are built once (build-kernel.sh's
+# lock).
 check: deps results-reset
 	@rc=0; t0=$$(date +%s); mkdir -p $(BUILD)/logs; \
 	( SMBDIRECT_FUZZ_SECONDS=$${SMBDIRECT_FUZZ_SECONDS:-30} \
 		$(MAKE) --no-print-directory check-host NO_RESET=1; r=$$?; \
 		echo "== host layer: ended $$(($$(date +%s) - t0)) s after the start"; exit $$r ) \
 		>$(BUILD)/logs/layer-host.log 2>&1 & host=$$!; \
-	( $(ROOT)/tests/check-module.sh $(ROOT) $(BUILD)/module-layer "$(VM_KERNELS)" native; r=$$?; \
+	( SD_SHARED_MODULE_BUILD=$(BUILD) \
+		$(ROOT)/tests/check-module.sh $(ROOT) $(BUILD)/module-layer "$(VM_KERNELS)" native; r=$$?; \
 		echo "== module layer, native part: ended $$(($$(date +%s) - t0)) s after the start"; \
 		$(MAKE) --no-print-directory check-docs NO_RESET=1 || r=1; \
 		echo "== docs layer: ended $$(($$(date +%s) - t0)) s after the start"; exit $$r ) \

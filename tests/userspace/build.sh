@@ -27,7 +27,7 @@ log=$us/build.log
 rm -rf "$us/stage" "$us/install-programs"
 ilog=$us/install.log
 {
-	make --no-print-directory -C "$root" install BUILD="$build" PREFIX=/usr/local \
+	make --no-print-directory -C "$root" install BUILD="$build" PREFIX=/usr/local WERROR=1 \
 		DESTDIR="$us/stage" ${kdir:+KDIR="$kdir"} &&
 	if [ -f "$root/tests/userspace/install/build-programs.sh" ]; then
 		bash "$root/tests/userspace/install/build-programs.sh" "$us/stage" \

@@ -458,7 +458,7 @@ static void sd_connect_reset(struct sd_sock *sd)
 	sd_transport_teardown(sd);
 	spin_lock_bh(&sd->lock);
 	sd->dying = false;
-	sd->failed = false;
+	WRITE_ONCE(sd->failed, false);
 	sd->wc_failed = false;
 	sd->peer_closed = false;
 	sd->cm_connected = false;
@@ -655,7 +655,7 @@ static int sd_accept(struct socket *sock, struct socket *newsock, SD_ACCEPT_ARGS
 static int sd_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 {
 	struct sd_sock *sd = sd_sk(sock->sk);
-	struct sockaddr_storage *ss;
+	struct sockaddr_storage copy, *ss = &copy;
 	int len;
 
 	lock_sock(sock->sk);
@@ -664,7 +664,10 @@ static int sd_getname(struct socket *sock, struct sockaddr *uaddr, int peer)
 		release_sock(sock->sk);
 		return -ENOTCONN;
 	}
-	ss = peer ? &sd->peer : &sd->local;
+	/* The rdma_cm handler writes them under sd->lock, not lock_sock(). */
+	spin_lock_bh(&sd->lock);
+	copy = peer ? sd->peer : sd->local;
+	spin_unlock_bh(&sd->lock);
 	len = sd_addr_len((struct sockaddr *)ss);
 	if (sock->sk->sk_family == AF_INET6 && len != sizeof(struct sockaddr_in6)) {
 		/* IPv4 on an AF_INET6 socket: mapped, as TCP reports it. */

@@ -26,16 +26,28 @@
 #define SD_CM_RETRY 6
 #define SD_CM_RNR_RETRY 0
 
-static void sd_cm_save_addrs(struct sd_sock *sd, struct rdma_cm_id *id)
+/*
+ * The addresses change under sd->lock: netlink dumps and getname() read
+ * them under it, from other tasks than the rdma_cm handler writing them.
+ */
+static void __sd_cm_save_addrs(struct sd_sock *sd, struct rdma_cm_id *id)
 {
 	struct sockaddr *src = (struct sockaddr *)&id->route.addr.src_addr;
 	struct sockaddr *dst = (struct sockaddr *)&id->route.addr.dst_addr;
 
+	lockdep_assert_held(&sd->lock);
 	if (sd_addr_len(src))
 		memcpy(&sd->local, src, sd_addr_len(src));
 	if (sd_addr_len(dst))
 		memcpy(&sd->peer, dst, sd_addr_len(dst));
 	sd_inet_addrs_sync(sd);
+}
+
+static void sd_cm_save_addrs(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	spin_lock_bh(&sd->lock);
+	__sd_cm_save_addrs(sd, id);
+	spin_unlock_bh(&sd->lock);
 }
 
 /*
@@ -121,7 +133,7 @@ void sd_cm_connector_put(struct sd_sock *sd)
 	spin_lock_bh(&sd->lock);
 	t = sd->connector;
 	sd->connector = NULL;
-	sd->connect_deferred = false;
+	WRITE_ONCE(sd->connect_deferred, false);
 	spin_unlock_bh(&sd->lock);
 	if (t)
 		put_task_struct(t);
@@ -140,7 +152,7 @@ void sd_cm_connect_deferred(struct sd_sock *sd)
 
 	spin_lock_bh(&sd->lock);
 	mine = sd->connect_deferred && !sd->failed && !sd->dying && sd->cm_id;
-	sd->connect_deferred = false;
+	WRITE_ONCE(sd->connect_deferred, false);
 	spin_unlock_bh(&sd->lock);
 	if (!mine)
 		return;
@@ -196,7 +208,7 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 		spin_unlock_bh(&sd->lock);
 		return failed ? 0 : -ECONNABORTED;
 	}
-	sd->connect_deferred = true;
+	WRITE_ONCE(sd->connect_deferred, true);
 	if (sd->connector_waits) {
 		spin_unlock_bh(&sd->lock);
 		sk->sk_state_change(sk);
@@ -219,7 +231,7 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 	/* The task is past its last task work: nobody to connect from. */
 	sock_put(sk);
 	spin_lock_bh(&sd->lock);
-	sd->connect_deferred = false;
+	WRITE_ONCE(sd->connect_deferred, false);
 	sd->connect_twork_queued = false;
 	spin_unlock_bh(&sd->lock);
 	return -ECONNABORTED;
@@ -279,7 +291,7 @@ static void sd_cm_established(struct sd_sock *sd,
 		sd_cm_active_depths(sd, rep);
 	sd->cm_connected = true;
 	if (sd->cm_id)
-		sd_cm_save_addrs(sd, sd->cm_id);
+		__sd_cm_save_addrs(sd, sd->cm_id);
 	if (!sd->failed && !sd_core_on_connected(&sd->core, sd_now_ms(), &act))
 		sd_do_actions(sd, &act);
 	sd_child_ready(sd);
@@ -635,8 +647,10 @@ int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr)
 	err = sd_core_start(sd, SD_CORE_ROLE_CLIENT);
 	if (err)
 		return err;
+	spin_lock_bh(&sd->lock);
 	memcpy(&sd->peer, addr, sd_addr_len(addr));
 	sd_inet_addrs_sync(sd);
+	spin_unlock_bh(&sd->lock);
 	/* For sd_cm_connect_elsewhere(): a user task outside init_net. */
 	if (!net_eq(sock_net(&sd->sk), &init_net) &&
 	    !(current->flags & PF_KTHREAD)) {

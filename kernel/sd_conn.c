@@ -59,7 +59,7 @@ void sd_fail(struct sd_sock *sd, int err)
 
 	if (sd->failed)
 		return;
-	sd->failed = true;
+	WRITE_ONCE(sd->failed, true);
 	trace_af_smbdirect_fail(&sd->sk, err);
 	if (sd_stat_of_errno(err) != SD_STAT_NR)
 		sd_stat_add(sd, sd_stat_of_errno(err), 1);
@@ -193,7 +193,7 @@ static void sd_child_half_open_end(struct sd_sock *child, struct sd_sock *parent
 void sd_child_link(struct sd_sock *parent, struct sd_sock *child)
 	__must_hold(&sd_accept_lock)
 {
-	child->parent = parent;
+	WRITE_ONCE(child->parent, parent);
 	sock_hold(&parent->sk);
 	list_add_tail(&child->child_node, &parent->pending);
 	parent->nr_children++;
@@ -214,7 +214,7 @@ void sd_child_forget(struct sd_sock *child)
 
 	sd_child_half_open_end(child, parent);
 	parent->nr_children--;
-	child->parent = NULL;
+	WRITE_ONCE(child->parent, NULL);
 }
 
 /* As sd_child_forget(), off its listener's list too. */
@@ -247,7 +247,7 @@ void sd_child_ready(struct sd_sock *sd)
 	parent = sd->parent;
 	if (parent && !sd->on_ready) {
 		sd_child_half_open_end(sd, parent);
-		sd->on_ready = true;
+		WRITE_ONCE(sd->on_ready, true);
 		list_move_tail(&sd->child_node, &parent->ready);
 		parent->sk.sk_data_ready(&parent->sk);
 	}

@@ -268,10 +268,10 @@ void sd_queues_free(struct sd_sock *sd, bool rx)
 	list_for_each_entry_safe(m, tmp, &sd->tx_queue, node)
 		sd_msg_free(m);
 	INIT_LIST_HEAD(&sd->tx_queue);
-	sd->tx_queued = 0;
+	WRITE_ONCE(sd->tx_queued, 0);
 	sd->tx_unacked = 0;
 	sd->tx_cur = NULL;
-	sd->tx_fill = NULL;
+	WRITE_ONCE(sd->tx_fill, NULL);
 	if (sd->rx_asm)
 		sd_msg_free(sd->rx_asm);
 	sd->rx_asm = NULL;

@@ -183,7 +183,7 @@ int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg)
 		msg->msg_flags |= MSG_CTRUNC;
 	list_for_each_entry(e, &taken, node)
 		freed += e->slot;
-	sd->rw_inflight -= freed;
+	WRITE_ONCE(sd->rw_inflight, sd->rw_inflight - freed);
 	spin_unlock_bh(&sd->lock);
 	list_for_each_entry_safe(e, tmp, &taken, node)
 		kfree(e);
@@ -860,7 +860,7 @@ static void sd_xfer_commit(struct sd_sock *sd, struct sd_xfer **xs, u32 nr)
 		xs[i]->seq = ++sd->rw_taken;
 		xs[i]->on_pending = true;
 		list_add_tail(&xs[i]->node, &sd->rw_pending);
-		sd->rw_inflight++;
+		WRITE_ONCE(sd->rw_inflight, sd->rw_inflight + 1);
 		trace_af_smbdirect_rdma_issue(&sd->sk, xs[i]->read, xs[i]->bytes,
 					      xs[i]->nr_desc, 0);
 	}
@@ -1019,7 +1019,7 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 	}
 	spin_lock_bh(&sd->lock);
 	err = x->status;
-	sd->rw_inflight--;
+	WRITE_ONCE(sd->rw_inflight, sd->rw_inflight - 1);
 	spin_unlock_bh(&sd->lock);
 	sd_wake(sd);
 	if (!err && put_user(x->bytes, &ur->bytes))

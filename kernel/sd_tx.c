@@ -128,10 +128,10 @@ static struct sd_msg *sd_tx_copy(struct sd_sock *sd, u8 *dst, u32 len)
 		if (m->done < m->len)
 			break;
 		list_move_tail(&m->node, &sd->tx_done);
-		sd->tx_queued -= m->len;
+		WRITE_ONCE(sd->tx_queued, sd->tx_queued - m->len);
 		sd->tx_cur = NULL;
 		if (sd->tx_fill == m)
-			sd->tx_fill = NULL;
+			WRITE_ONCE(sd->tx_fill, NULL);
 		if (sd_msg_last(m))
 			return m;
 		if (len)
@@ -361,7 +361,7 @@ static void sd_tx_queue(struct sd_sock *sd, struct sd_msg *m)
 	spin_lock_bh(&sd->lock);
 	list_add_tail(&m->node, &sd->tx_queue);
 	m->rw_fence = sd->rw_taken;
-	sd->tx_queued += m->len;
+	WRITE_ONCE(sd->tx_queued, sd->tx_queued + m->len);
 	sd_tx_flush(sd);
 	spin_unlock_bh(&sd->lock);
 }
@@ -469,7 +469,7 @@ static struct sd_msg *sd_tx_piece(struct sd_sock *sd, long *timeo)
 		return ERR_PTR(-ENOBUFS);
 	m->msg_len = sd->tx_msg_len;
 	m->msg_off = sd->tx_msg_len - rest;
-	sd->tx_fill = m;
+	WRITE_ONCE(sd->tx_fill, m);
 	sd->tx_fill_len -= len;
 	/* A token waits for the message's last piece: its last PDU. */
 	if (sd_msg_last(m) && sd->tx_inv_pending) {
@@ -526,7 +526,7 @@ static int sd_send_stream(struct sd_sock *sd, struct msghdr *msg, size_t len,
 		if (sd->tx_fill == m) {
 			m->filled += n;
 			if (m->filled == m->len)
-				sd->tx_fill = NULL;
+				WRITE_ONCE(sd->tx_fill, NULL);
 			sd_tx_flush(sd);
 		}
 		spin_unlock_bh(&sd->lock);

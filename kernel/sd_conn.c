@@ -366,6 +366,7 @@ void sd_conn_setup(struct sd_sock *sd)
 	INIT_LIST_HEAD(&sd->pending);
 	INIT_LIST_HEAD(&sd->ready);
 	INIT_LIST_HEAD(&sd->regs);
+	INIT_LIST_HEAD(&sd->regs_dying);
 	init_waitqueue_head(&sd->rdma_wait);
 	sd_rw_setup(sd);
 	atomic_set(&sd->res_users, 0);

@@ -31,6 +31,7 @@
 #include "uapi/linux/smbdirect.h"
 #include "sd_layout.h"
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 /* Pages one MR maps: the device's page-list limit, at most this. */
 #define SD_MR_PAGES_MAX 2048
@@ -60,10 +61,13 @@ struct sd_mr {
 /*
  * A registration. Live on sd->regs; once deregistered on no list, or on
  * sd->reg_invq while LOCAL_INVs wait for send-queue room, then (ASYNC)
- * on sd->reg_done for mr_work once every work request completed.
+ * on sd->reg_done for mr_work once every work request completed. From
+ * DEREGISTER until released it is also on sd->regs_dying, where the
+ * peer's SEND_WITH_INVALIDATE of its tokens still finds it.
  */
 struct sd_reg {
 	struct list_head node;	/* under sd->lock */
+	struct list_head dying;	/* on sd->regs_dying; under sd->lock */
 	struct sd_sock *sd;
 	u64 id;
 	u32 flags;
@@ -525,6 +529,7 @@ static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 		free_uid(reg->user);
 	}
 	spin_lock_bh(&sd->lock);
+	list_del(&reg->dying);
 	sd->nr_regs--;
 	sd->pinned_bytes -= (u64)reg->nr_pages << PAGE_SHIFT;
 	spin_unlock_bh(&sd->lock);
@@ -945,6 +950,7 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 		err = -ENOMEM;
 		goto out_put;
 	}
+	INIT_LIST_HEAD(&reg->dying);
 	reg->nr_mrs = nr_mrs;
 	reg->sd = sd;
 	reg->flags = r.flags;
@@ -1033,6 +1039,7 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 		if (r->id == d.id) {
 			reg = r;
 			list_del_init(&reg->node);
+			list_add_tail(&reg->dying, &sd->regs_dying);
 			break;
 		}
 	}
@@ -1050,6 +1057,7 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 	trace_af_smbdirect_deregister(&sd->sk, d.id,
 				      (u64)reg->nr_pages << PAGE_SHIFT,
 				      reg->nr_mrs, d.state, 0);
+	sd_test_dereg_delay();
 	if (e) {
 		reg->async = true;
 		reg->cookie = d.cookie;
@@ -1067,6 +1075,27 @@ out_free:
 	return err;
 }
 
+/* rkey is one of reg's tokens: marked invalidated by the peer. */
+static bool sd_reg_remote_invalidated(struct sd_sock *sd, struct sd_reg *reg, u32 rkey)
+	__must_hold(&sd->lock)
+{
+	u32 i;
+
+	for (i = 0; i < reg->nr_mrs; i++) {
+		if (!reg->mrs[i].reg_posted || reg->mrs[i].mr->rkey != rkey)
+			continue;
+		reg->mrs[i].remote_inv = true;
+		sd_stat_add(sd, SD_STAT_REMOTE_INVALIDATIONS, 1);
+		trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, true);
+		if (!(reg->flags & SMBDIRECT_REG_REMOTE_INVALIDATE)) {
+			pr_warn_ratelimited("peer invalidated a token it was not allowed to\n");
+			sd_fail(sd, -EPROTO);
+		}
+		return true;
+	}
+	return false;
+}
+
 /*
  * A receive arrived with SEND_WITH_INVALIDATE of rkey: the device already
  * invalidated it. Under sd->lock, before the core sees the PDU, so the
@@ -1078,22 +1107,17 @@ out_free:
 void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 {
 	struct sd_reg *reg;
-	u32 i;
 
-	list_for_each_entry(reg, &sd->regs, node) {
-		for (i = 0; i < reg->nr_mrs; i++) {
-			if (!reg->mrs[i].reg_posted || reg->mrs[i].mr->rkey != rkey)
-				continue;
-			reg->mrs[i].remote_inv = true;
-			sd_stat_add(sd, SD_STAT_REMOTE_INVALIDATIONS, 1);
-			trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, true);
-			if (!(reg->flags & SMBDIRECT_REG_REMOTE_INVALIDATE)) {
-				pr_warn_ratelimited("peer invalidated a token it was not allowed to\n");
-				sd_fail(sd, -EPROTO);
-			}
+	list_for_each_entry(reg, &sd->regs, node)
+		if (sd_reg_remote_invalidated(sd, reg, rkey))
 			return;
-		}
-	}
+	/*
+	 * A token being deregistered: the peer's answer and our DEREGISTER
+	 * crossed. Its LOCAL_INV, not yet posted, is skipped.
+	 */
+	list_for_each_entry(reg, &sd->regs_dying, dying)
+		if (sd_reg_remote_invalidated(sd, reg, rkey))
+			return;
 	trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, false);
 	pr_warn_ratelimited("peer invalidated a token this connection did not issue\n");
 	sd_fail(sd, -EPROTO);

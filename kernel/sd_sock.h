@@ -185,6 +185,7 @@ struct sd_sock {
 	 * the destructor; NULL for kernel sockets and without CONFIG_MEMCG.
 	 */
 	struct mem_cgroup *memcg;
+	/* Written under sd->lock (sd_cm.c); readers in other tasks take it. */
 	struct sockaddr_storage local;
 	struct sockaddr_storage peer;
 	bool bound;
@@ -285,6 +286,11 @@ struct sd_sock {
 	u32 rw_pages;		/* pages per context */
 	u32 rw_wrs;		/* send-queue WRs one context may take */
 	struct list_head regs;	/* struct sd_reg, under sd->lock */
+	/*
+	 * Deregistered, not yet released (sd_reg.dying), under sd->lock: a
+	 * SEND_WITH_INVALIDATE of their tokens may still arrive legitimately.
+	 */
+	struct list_head regs_dying;
 	/* live, being registered, or deregistered and not yet unpinned */
 	unsigned int nr_regs;
 	/*

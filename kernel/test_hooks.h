@@ -99,6 +99,25 @@ static inline unsigned int sd_test_negotiate_timeout(unsigned int ms)
 
 	return hook ? hook : ms;
 }
+
+/*
+ * af_smbdirect/test_dereg_delay_ms: DEREGISTER waits this long once the
+ * registration is off the live list, before its LOCAL_INV is posted;
+ * test_dereg_delayed counts the waits begun. A test has the peer's
+ * SEND_WITH_INVALIDATE of the same token arrive in between.
+ */
+extern u32 af_smbdirect_test_dereg_delay_ms;
+extern atomic_t af_smbdirect_test_dereg_delayed;
+
+static inline void sd_test_dereg_delay(void)
+{
+	u32 ms = READ_ONCE(af_smbdirect_test_dereg_delay_ms);
+
+	if (ms) {
+		atomic_inc(&af_smbdirect_test_dereg_delayed);
+		msleep(ms);
+	}
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
@@ -106,6 +125,7 @@ static inline void sd_test_rx_delay(void) {}
 static inline void sd_test_disconnect_delay(void) {}
 static inline void sd_test_request_delay(void) {}
 static inline void sd_test_route_delay(void) {}
+static inline void sd_test_dereg_delay(void) {}
 static inline unsigned int sd_test_negotiate_timeout(unsigned int ms)
 {
 	return ms;

@@ -9,7 +9,8 @@
  *
  * af_smbdirect/test_rx_delay_ms, test_disconnect_delay_ms,
  * test_request_delay_ms, test_requests_delayed, test_route_delay_ms,
- * test_route_delayed, test_negotiate_timeout_ms: see test_hooks.h.
+ * test_route_delayed, test_negotiate_timeout_ms, test_dereg_delay_ms,
+ * test_dereg_delayed: see test_hooks.h.
  */
 #include <linux/compiler.h>
 #include <linux/debugfs.h>
@@ -27,6 +28,8 @@ atomic_t af_smbdirect_test_requests_delayed = ATOMIC_INIT(0);
 u32 af_smbdirect_test_route_delay_ms;
 u32 af_smbdirect_test_route_delayed;
 u32 af_smbdirect_test_negotiate_timeout_ms;
+u32 af_smbdirect_test_dereg_delay_ms;
+atomic_t af_smbdirect_test_dereg_delayed = ATOMIC_INIT(0);
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -72,6 +75,10 @@ void af_smbdirect_test_hooks_init(void)
 			   &af_smbdirect_test_route_delayed);
 	debugfs_create_u32("test_negotiate_timeout_ms", 0600, af_smbdirect_test_dir,
 			   &af_smbdirect_test_negotiate_timeout_ms);
+	debugfs_create_u32("test_dereg_delay_ms", 0600, af_smbdirect_test_dir,
+			   &af_smbdirect_test_dereg_delay_ms);
+	debugfs_create_atomic_t("test_dereg_delayed", 0400, af_smbdirect_test_dir,
+				&af_smbdirect_test_dereg_delayed);
 }
 
 void af_smbdirect_test_hooks_exit(void)

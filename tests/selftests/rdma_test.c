@@ -1270,6 +1270,76 @@ TEST_F(rdma, remote_invalidate_foreign_token_fails)
 	buf_free(&r2);
 }
 
+#define DEREG_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_dereg_delay_ms"
+#define DEREG_DELAYED "/sys/kernel/debug/af_smbdirect/test_dereg_delayed"
+
+struct dereg_job {
+	int fd;
+	__u64 id;
+	__u32 state;
+	int ret;
+	pthread_t thread;
+};
+
+static void *dereg_thread(void *arg)
+{
+	struct dereg_job *j = arg;
+
+	j->ret = sd_deregister(j->fd, j->id, &j->state);
+	return NULL;
+}
+
+/*
+ * A's DEREGISTER and B's legitimate SEND_WITH_INVALIDATE of the same token
+ * cross: the test build's hook holds DEREGISTER between taking the
+ * registration off the live list and posting its LOCAL_INV, and B's
+ * answer arrives then. The token was A's and granted: the answer is
+ * delivered, DEREGISTER succeeds, the connection lives (it failed with
+ * EPROTO, "a token this connection did not issue", before the fix).
+ */
+TEST_F_TIMEOUT(rdma, send_invalidate_crossing_deregister, 60)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	long pin0 = sd_vm_pin_kb(getpid()), before = 0, now = 0, pin;
+	struct dereg_job j = { .ret = 1 };
+	char answer[64] = "the answer", got[64];
+	struct buf ra;
+	int i, ret;
+	long r;
+	__u32 n;
+
+	if (access(DEREG_DELAY_HOOK, W_OK))
+		SKIP(return, "needs the test build's %s", DEREG_DELAY_HOOK);
+	PAIR(SOCK_SEQPACKET);
+	ASSERT_EQ(0, buf_one(&ra, 8192, 0));
+	ret = sd_register_buf(self->c, SMBDIRECT_ACCESS_PEER_WRITE | SMBDIRECT_REG_REMOTE_INVALIDATE,
+			      ra.iov[0].iov_base, 8192, d, MAXD, &n, &j.id);
+	ASSERT_EQ(0, ret) TH_LOG("REGISTER: %s", strerror(-ret));
+	ASSERT_EQ(1U, n);
+	ASSERT_EQ(0, sd_read_long(DEREG_DELAYED, &before));
+	ASSERT_EQ(0, sd_write_str(DEREG_DELAY_HOOK, "1500"));
+	j.fd = self->c;
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, dereg_thread, &j));
+	/* B answers once DEREGISTER holds in the hook. */
+	for (i = 0; i < 500 && now == before; i++) {
+		sd_sleep_ms(10);
+		ASSERT_EQ(0, sd_read_long(DEREG_DELAYED, &now));
+	}
+	sd_write_str(DEREG_DELAY_HOOK, "0");
+	EXPECT_EQ(before + 1, now) TH_LOG("DEREGISTER never reached the hook");
+	ret = sd_send_invalidate(self->s, SOCK_SEQPACKET, answer, sizeof(answer),
+				 le32toh(d[0].token));
+	EXPECT_EQ(0, ret) TH_LOG("B's SEND_WITH_INVALIDATE: %s", strerror(-ret));
+	r = sd_msg_recv(self->c, SOCK_SEQPACKET, got, sizeof(got));
+	EXPECT_EQ((long)sizeof(answer), r) TH_LOG("A's receive: %s", r < 0 ? strerror(-r) : "size");
+	ASSERT_EQ(0, join_ms(j.thread, SD_STEP_MS)) TH_LOG("DEREGISTER did not return");
+	EXPECT_EQ(0, j.ret) TH_LOG("DEREGISTER: %s", strerror(-j.ret));
+	expect_alive(_metadata, self->c, self->s, SOCK_SEQPACKET);
+	pin = sd_wait_vm_pin_kb(getpid(), pin0, SD_STEP_MS);
+	EXPECT_EQ(pin0, pin) TH_LOG("VmPin");
+	buf_free(&ra);
+}
+
 TEST_F_TIMEOUT(rdma, deregister_during_peer_readv, 60)
 {
 	PAIR(SOCK_SEQPACKET);

@@ -66,9 +66,9 @@
  * kzalloc(sizeof(...)); a macro, so its presence tells.
  */
 #ifdef kzalloc_obj
-#define sd_kzalloc_obj(p) kzalloc_obj(*(p))
+#define sd_kzalloc_obj(p, gfp) kzalloc_obj(*(p), gfp)
 #else
-#define sd_kzalloc_obj(p) kzalloc(sizeof(*(p)), GFP_KERNEL)
+#define sd_kzalloc_obj(p, gfp) kzalloc(sizeof(*(p)), gfp)
 #endif
 
 /*

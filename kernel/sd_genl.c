@@ -185,7 +185,7 @@ static void sd_stats_ns_free(struct sd_stats_ns *ns)
 static int __net_init sd_stats_net_init(struct net *net)
 {
 	struct sd_stats_net *sn = net_generic(net, sd_stats_net_id);
-	struct sd_stats_ns *ns = sd_kzalloc_obj(ns);
+	struct sd_stats_ns *ns = sd_kzalloc_obj(ns, GFP_KERNEL_ACCOUNT);
 
 	if (!ns)
 		return -ENOMEM;
@@ -248,7 +248,7 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 	struct sd_stats_dev *fresh, *e, *old;
 	u32 transport = sd_transport_kind(dev, port);
 
-	fresh = sd_kzalloc_obj(fresh);
+	fresh = sd_kzalloc_obj(fresh, GFP_KERNEL_ACCOUNT);
 	spin_lock_bh(&sd_stats_lock);
 	e = sd_stats_dev_find(ns, dev->index);
 	if (!e && fresh) {
@@ -704,7 +704,7 @@ static int sd_genl_sock_start(struct netlink_callback *cb)
 			  sd_genl_sock_get_policy, cb->extack);
 	if (err)
 		return err;
-	d = sd_kzalloc_obj(d);
+	d = sd_kzalloc_obj(d, GFP_KERNEL_ACCOUNT);
 	if (!d)
 		return -ENOMEM;
 	d->admin = netlink_net_capable(cb->skb, CAP_NET_ADMIN);
@@ -814,7 +814,7 @@ static int sd_genl_totals(struct sd_stats_ns *ns, struct sd_genl_totals *t)
 		spin_lock_bh(&sd_stats_lock);
 		n = ns->nr_devs;
 		spin_unlock_bh(&sd_stats_lock);
-		t->devs = kcalloc(max(n, 1U), sizeof(*t->devs), GFP_KERNEL);
+		t->devs = kcalloc(max(n, 1U), sizeof(*t->devs), GFP_KERNEL_ACCOUNT);
 		if (!t->devs)
 			return -ENOMEM;
 		spin_lock_bh(&sd_stats_lock);

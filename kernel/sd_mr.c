@@ -831,11 +831,15 @@ struct iovec *sd_iov_import(u64 uptr, u32 nr)
 	struct iovec *iov;
 	u32 i;
 
-	if (!in_compat_syscall())
-		return vmemdup_array_user(u64_to_user_ptr(uptr), nr, sizeof(*iov));
-	iov = kvmalloc_array(nr, sizeof(*iov), GFP_USER);
+	/* Charged, as everything a caller makes us allocate. */
+	iov = kvmalloc_array(nr, sizeof(*iov), GFP_KERNEL_ACCOUNT);
 	if (!iov)
 		return ERR_PTR(-ENOMEM);
+	if (!in_compat_syscall()) {
+		if (copy_from_user(iov, u64_to_user_ptr(uptr), array_size(nr, sizeof(*iov))))
+			goto fault;
+		return iov;
+	}
 	if (!user_access_begin(uc, array_size(nr, sizeof(*uc))))
 		goto fault;
 	for (i = 0; i < nr; i++) {
@@ -934,7 +938,7 @@ int sd_ioctl_register(struct sd_sock *sd, void __user *arg)
 		err = put_user(nr_mrs, &ur->desc_count) ? -EFAULT : -ENOSPC;
 		goto out_put;
 	}
-	desc = kvmalloc_array(nr_mrs, sizeof(*desc), GFP_KERNEL);
+	desc = kvmalloc_array(nr_mrs, sizeof(*desc), GFP_KERNEL_ACCOUNT);
 	if (!desc) {
 		err = -ENOMEM;
 		goto out_put;

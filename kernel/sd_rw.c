@@ -164,7 +164,7 @@ int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg)
 	spin_unlock_bh(&sd->lock);
 	if (!n)
 		return -EAGAIN;
-	out = kmalloc_array(n, one, GFP_KERNEL);
+	out = kmalloc_array(n, one, GFP_KERNEL_ACCOUNT);
 	if (!out) {
 		err = -ENOMEM;
 		goto putback;

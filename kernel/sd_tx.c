@@ -693,7 +693,8 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	if (msg->msg_flags & MSG_OOB)
 		return -EOPNOTSUPP;
 	if (msg->msg_controllen) {
-		args = kmalloc_array(SMBDIRECT_RDMA_CMSG_MAX, sizeof(*args), GFP_KERNEL);
+		args = kmalloc_array(SMBDIRECT_RDMA_CMSG_MAX, sizeof(*args),
+				     GFP_KERNEL_ACCOUNT);
 		if (!args)
 			return -ENOMEM;
 		inv = sd_send_cmsg(msg, &token, args, &nr_args);

@@ -15,7 +15,7 @@ bookworm=(
 	googletest libgtest-dev clang llvm libclang-rt-dev
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 	libc6-dev-i386 lib32gcc-12-dev lib32stdc++-12-dev
-	qemu-system-x86
+	qemu-system-x86 qemu-user
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev ibverbs-providers
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat

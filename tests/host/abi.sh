@@ -59,12 +59,18 @@ python3 "$repo/tests/host/uapi_layout.py" "${headers[@]}" >"$work/uapi_layout.c"
 # gcc-multilib (which conflicts with the arm64 cross compiler) they come
 # from the native multiarch directory.
 multiarch=$(gcc -print-multiarch)
+. "$repo/tests/host/i386-exec.sh"
 layout() { # abi-name gcc-flags...
 	local name=$1
 	shift
+	local run=()
+	if [ "$name" = i386 ]; then
+		i386_probe "$work" || { echo "abi: i386 programs cannot run here: $i386_how"; return 1; }
+		run=(i386_exec)
+	fi
 	gcc "$@" -std=gnu11 -Wall -Werror -I"$repo/uapi" "$work/uapi_layout.c" \
 		-o "$work/uapi_layout-$name" &&
-		"$work/uapi_layout-$name" | LC_ALL=C sort >"$work/uapi-$name.txt"
+		"${run[@]}" "$work/uapi_layout-$name" | LC_ALL=C sort >"$work/uapi-$name.txt"
 }
 if [ $update -eq 1 ]; then
 	layout x86_64 -m64 && cp "$work/uapi-x86_64.txt" "$baseline" &&
@@ -77,7 +83,7 @@ for abi in x86_64 i386; do
 	i386) flags=(-m32 -idirafter "/usr/include/$multiarch") ;;
 	esac
 	if ! layout "$abi" "${flags[@]}"; then
-		echo "abi: the UAPI layout program does not build for $abi"
+		echo "abi: the UAPI layout program does not build or run for $abi"
 		record fail "host/abi/uapi-$abi"
 	elif ! diff -u --label "baseline ${baseline#"$repo"/}" --label "uapi/linux/*.h ($abi)" \
 		"$baseline" "$work/uapi-$abi.txt"; then

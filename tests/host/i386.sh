@@ -46,15 +46,21 @@ if ! { CFLAGS=$flags CXXFLAGS=$flags LDFLAGS=-m32 cmake -S "$repo/tests/host/i38
 	exit 1
 fi
 
+. "$repo/tests/host/i386-exec.sh"
+if ! i386_probe "$build"; then
+	echo "i386 programs cannot run here: $i386_how"
+	for t in core_tests lib_tests preload_tests; do record fail "host-i386/$t"; done
+	exit 1
+fi
 for t in core_tests lib_tests preload_tests; do
 	bin=$build/$t
-	echo "--- $t (i386: $(file -b "$bin" | cut -d, -f1-2))"
+	echo "--- $t (i386: $(file -b "$bin" | cut -d, -f1-2); run by $i386_how)"
 	xml=$build/$t.xml
 	rm -f "$xml"
 	# Listing interfaces needs the netlink probe this build has not.
 	filter=
 	[ "$t" = lib_tests ] && filter=--gtest_filter=-*.InterfacesListLoopback
-	"$bin" --gtest_output="xml:$xml" --gtest_brief=1 $filter
+	i386_exec "$bin" --gtest_output="xml:$xml" --gtest_brief=1 $filter
 	rc=$?
 	if [ ! -s "$xml" ]; then
 		echo "$t produced no report (exit $rc)"

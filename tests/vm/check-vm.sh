@@ -87,12 +87,16 @@ fi
 # The exception, on every kernel in the kernel part: the suites in
 # every_kernel of tests/vm/guest/check.sh, which test the
 # module's own interfaces through the user space (the netlink family).
+# The user space goes to BUILD/vm/userspace/build: as deep under the tree
+# as the demo's fresh build (BUILD/demo-fresh/userspace/build), so that
+# ccache, which hashes paths relative to the tree and the working
+# directory, serves that build from this one's objects.
 us=
 if [ "$prepared" = 1 ] || [ "${SD_USERSPACE_PREPARED:-0}" = 1 ]; then
-	us=$(realpath "$build")/userspace/build
+	us=$(realpath "$build")/vm/userspace/build
 	[ -x "$us/tools/smbdirect" ] || { rec fail "userspace-build (not prepared)"; exit 1; }
 else
-	us=$("$root/tests/userspace/build.sh" "$root" "$build" "$kdir") ||
+	us=$("$root/tests/userspace/build.sh" "$root" "$build/vm" "$kdir") ||
 		{ rec fail userspace-build; exit 1; }
 fi
 case " ${USERSPACE_KERNELS:-7.2} " in

@@ -52,6 +52,25 @@ if ! i386_probe "$build"; then
 	for t in core_tests lib_tests preload_tests; do record fail "host-i386/$t"; done
 	exit 1
 fi
+# Under qemu-i386 the library cases that check what the kernel answers
+# on a file that is no smbdirect socket (a pipe, a TCP socket) are left
+# out: qemu-user answers socket options and ioctls it does not know
+# itself (ENOPROTOOPT, EOPNOTSUPP, ENOSYS where the kernel says ENOTSOCK,
+# ENOTTY), before any reaches the kernel. Everything else runs.
+qemu_out=
+if [ -n "$i386_runner" ]; then
+	qemu_out=$(printf ':%s' Pipe.OptionsAndParameters Pipe.TypedOptionsNameTheirOption \
+		Pipe.RegisterChecksBeforeTheIoctl Pipe.DeregisterFreesAndZeroesWhateverHappens \
+		Pipe.ReadvWritevCheckInTheKernelsOrder SubmitOnPipe.SubmitChecksBeforeTheKernel \
+		RdmaAsyncReap.CallChecks \
+		RdmaAsyncReap.PlainSocketHasNothingWaiting \
+		RdmaAsyncDeregister.FailureFreesTooAsTheSynchronousCall \
+		Cpp\*.RdmaQueueOnAPlainSocket Cpp\*.RdmaQueueReportsErrors \
+		Cpp\*.RegistrationCreateAndDeregisterAsync Cpp\*.RegistrationDeregistersOnce \
+		Cpp\*.RegistrationNoticesAReusedFd Cpp\*.SocketCallsReportErrors \
+		Cpp.AfterForkOnlyTheRegistrantsDestructorDeregisters)
+	echo "qemu-i386: lib_tests without$(tr ':' ' ' <<<"$qemu_out")"
+fi
 for t in core_tests lib_tests preload_tests; do
 	bin=$build/$t
 	echo "--- $t (i386: $(file -b "$bin" | cut -d, -f1-2); run by $i386_how)"
@@ -59,7 +78,7 @@ for t in core_tests lib_tests preload_tests; do
 	rm -f "$xml"
 	# Listing interfaces needs the netlink probe this build has not.
 	filter=
-	[ "$t" = lib_tests ] && filter=--gtest_filter=-*.InterfacesListLoopback
+	[ "$t" = lib_tests ] && filter=--gtest_filter=-*.InterfacesListLoopback$qemu_out
 	i386_exec "$bin" --gtest_output="xml:$xml" --gtest_brief=1 $filter
 	rc=$?
 	if [ ! -s "$xml" ]; then

@@ -48,6 +48,8 @@ cross=
 command -v "${cross}gcc" >/dev/null ||
 	{ echo "prepare: no ${cross}gcc: run make deps" >&2; exit 1; }
 
+# Not through ccache, as tests/vm/build-kernel.sh builds (outside the key).
+PATH=${PATH//\/usr\/lib\/ccache:/}
 src=$("$here/../vm/fetch-kernel.sh" "$series" 2>/dev/null) ||
 	src=$("$here/fetch-experimental.sh" "$series") || exit
 key=$( { basename "$src"; echo "$arch"; cat "$frag"; "${cross}gcc" --version | head -n1;

@@ -1300,7 +1300,7 @@ static void *dereg_thread(void *arg)
 TEST_F_TIMEOUT(rdma, send_invalidate_crossing_deregister, 60)
 {
 	struct smbdirect_buffer_descriptor_v1 d[MAXD];
-	long pin0 = sd_vm_pin_kb(getpid()), before = 0, now = 0, pin;
+	long pin0 = sd_vm_pin_kb(getpid()), before = 0, now, pin;
 	struct dereg_job j = { .ret = 1 };
 	char answer[64] = "the answer", got[64];
 	struct buf ra;
@@ -1317,6 +1317,7 @@ TEST_F_TIMEOUT(rdma, send_invalidate_crossing_deregister, 60)
 	ASSERT_EQ(0, ret) TH_LOG("REGISTER: %s", strerror(-ret));
 	ASSERT_EQ(1U, n);
 	ASSERT_EQ(0, sd_read_long(DEREG_DELAYED, &before));
+	now = before;
 	ASSERT_EQ(0, sd_write_str(DEREG_DELAY_HOOK, "1500"));
 	j.fd = self->c;
 	ASSERT_EQ(0, pthread_create(&j.thread, NULL, dereg_thread, &j));

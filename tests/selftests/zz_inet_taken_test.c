@@ -124,7 +124,11 @@ FIXTURE_TEARDOWN(taken)
 {
 }
 
-/* Three loads of a test build, each running its KUnit suites (~25 s on 6.12's debug kernel). */
+/*
+ * Three loads of a test build. Each runs its KUnit suites (~25 s on 6.12's
+ * debug kernel) unless kunit's filter_glob excludes them, as make check's
+ * boots do after the first load (tests/vm/guest/check.sh).
+ */
 TEST_F_TIMEOUT(taken, kernel_owns_ipproto_smbdirect, 240)
 {
 	long proto = -1;

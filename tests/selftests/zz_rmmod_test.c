@@ -33,7 +33,7 @@ static int reload(void)
 		return 0;
 	if (!dir || !*dir)
 		return -ENOENT;
-	/* The KUnit suites run again at this load; their results are not collected. */
+	/* Its KUnit suites run again unless filtered out (guest/check.sh); not collected. */
 	snprintf(cmd, sizeof(cmd), "insmod '%s/af_smbdirect.ko'", dir);
 	if (system(cmd) != 0)
 		return -EIO;

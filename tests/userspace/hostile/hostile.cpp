@@ -1329,6 +1329,50 @@ Err do_register(int fd, uint8_t *p, size_t len, uint32_t flags, Reg &reg)
 	return "";
 }
 
+// The victim hands its first descriptor to the peer as an upper layer
+// does: in a message it sends after REGISTER, which the peer receives
+// before it uses the token. REGISTER does not wait for REG_MR; the send
+// posted after it on the same send queue is what makes the token usable
+// (uapi.rst). Used out of band, the token races the registration: siw
+// runs its send queue in a kernel thread, and a WRITE that arrived first
+// was dropped or ended the peer's QP in error. The peer grants the victim
+// (the server of open_client) credits for that message: more than one,
+// since a sender spends its last credit only on a PDU that grants some
+// back, and the victim has none to grant the peer yet.
+Err token_to_peer(Session &s, const smbdirect_rdma_v1_registration &r, uint64_t &addr,
+		  uint32_t &rkey)
+{
+	smbdirect_buffer_descriptor_v1 d = r.desc[0];
+	pdu(s, data_pdu(hdr(0, 0, 8), {}));
+	CHECK(send(s.vfd, &d, sizeof(d), 0) == (ssize_t)sizeof(d), "victim's send: %s",
+	      strerror(errno));
+	std::vector<uint8_t> got;
+	long end = now_ms() + 5000;
+	while (got.size() < sizeof(d)) {
+		Received m;
+		Err why;
+		CHECK(s.h.recv(m, (int)std::max(0L, end - now_ms()), &why),
+		      "the descriptor did not come: %s", why.c_str());
+		DataHdr h{};
+		CHECK(m.bytes.size() >= data_hdr_min, "a %zu-byte PDU", m.bytes.size());
+		memcpy(&h, m.bytes.data(), std::min(m.bytes.size(), sizeof(h)));
+		s.credits += h.credits_granted;
+		if (!h.data_length)
+			continue;
+		CHECK(h.data_offset <= m.bytes.size() &&
+			      h.data_length <= m.bytes.size() - h.data_offset,
+		      "a PDU of %zu bytes with data at %u+%u", m.bytes.size(), h.data_offset,
+		      h.data_length);
+		got.insert(got.end(), m.bytes.begin() + h.data_offset,
+			   m.bytes.begin() + h.data_offset + h.data_length);
+	}
+	CHECK(got.size() == sizeof(d), "%zu bytes for one descriptor", got.size());
+	memcpy(&d, got.data(), sizeof(d));
+	addr = le64toh(d.offset);
+	rkey = le32toh(d.token);
+	return "";
+}
+
 // After a refused RDMA operation: the victim's memory is untouched, and
 // its connection ends (RC rules: the responder's QP goes to error) with
 // ECONNRESET, or as an orderly disconnect when the transport tells it so
@@ -1359,8 +1403,9 @@ Err rdma_case(const Ctx &c, const char *kind)
 			flags = SMBDIRECT_ACCESS_PEER_READ;
 		Reg reg;
 		TRY(do_register(s.vfd, m.p, m.n, flags, reg));
-		uint64_t addr = le64toh(reg.r.desc[0].offset);
-		uint32_t rkey = le32toh(reg.r.desc[0].token);
+		uint64_t addr;
+		uint32_t rkey;
+		TRY(token_to_peer(s, reg.r, addr, rkey));
 		if (k == "dead_token") {
 			smbdirect_rdma_v1_deregister(s.vfd, &reg.r);
 			reg.live = false;
@@ -1393,8 +1438,9 @@ Err rdma_case(const Ctx &c, const char *kind)
 		CHECK(m.p, "mmap");
 		Reg reg;
 		TRY(do_register(s.vfd, m.p + 2 * page, 4 * page, SMBDIRECT_ACCESS_PEER_WRITE, reg));
-		uint64_t addr = le64toh(reg.r.desc[0].offset);
-		uint32_t rkey = le32toh(reg.r.desc[0].token);
+		uint64_t addr;
+		uint32_t rkey;
+		TRY(token_to_peer(s, reg.r, addr, rkey));
 		memset(s.h.rdma_buf(), 0xc3, 2 * page);
 		Err st = s.h.rdma(true, addr + (off ? 0 : 3 * page), rkey, 2 * page, 5000);
 		// Only the registered pages may change: check the others.
@@ -1424,6 +1470,12 @@ Err rdma_case(const Ctx &c, const char *kind)
 			Mapping m(4 * page);
 			Reg reg;
 			e = do_register(bs, m.p, m.n, SMBDIRECT_ACCESS_PEER_WRITE, reg);
+			// B's token is live once a message B sent after REGISTER
+			// arrived (token_to_peer()).
+			char tok[16] = "token";
+			if (e.empty() && (send(bs, tok, sizeof(tok), 0) != (ssize_t)sizeof(tok) ||
+					  recv(bc, tok, sizeof(tok), MSG_WAITALL) != (ssize_t)sizeof(tok)))
+				e = "B's message after REGISTER did not come";
 			if (e.empty()) {
 				uint64_t addr = le64toh(reg.r.desc[0].offset);
 				uint32_t rkey = le32toh(reg.r.desc[0].token);

@@ -26,6 +26,8 @@
 #                        (WERROR=1: warnings are errors, as in the test layers;
 #                        CPPFLAGS/CFLAGS/CXXFLAGS/LDFLAGS as dpkg-buildflags sets them)
 #   make uninstall       remove the user space `make install` put there (same BUILD, DESTDIR)
+#   make samba           Samba 4.22.6's smbd and smbclient with SMB-Direct and the RDMA
+#                        channel (userspace/samba) into BUILD/samba/bin
 #   make bench           benchmark against perftest (non-debug kernel; not a test)
 #   make docs            Documentation/ to build/docs/html (Sphinx; warnings are errors)
 #
@@ -75,7 +77,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace uninstall \
-	dkms-source deb clean deps demo check check-host check-module check-vm check-demo summary \
+	dkms-source deb samba clean deps demo check check-host check-module check-vm check-demo summary \
 	results-reset help bench kunit docs check-docs
 
 all module modules:
@@ -126,6 +128,16 @@ userspace:
 			"(make deps installs every one)"; \
 		exit 1; }
 	cmake --build $(USERSPACE_BUILD) -j $$(($$(nproc) + 1))
+
+# Samba 4.22.6's smbd and smbclient with SMB-Direct and the RDMA channel of
+# SMB2 READ/WRITE (userspace/samba: the patches, Samba's GPL-3.0-or-later),
+# linked with this tree's libsmbdirect, installed for them under
+# BUILD/samba/sdroot. Results: BUILD/samba/bin/{smbd,smbclient}.
+samba: userspace
+	@mkdir -p $(BUILD)/samba
+	@cmake --install $(USERSPACE_BUILD) --prefix $(BUILD)/samba/sdroot \
+		>$(BUILD)/samba/sdroot-install.log
+	$(ROOT)/userspace/samba/build.sh $(BUILD)/samba $(BUILD)/samba/sdroot
 
 # An installed /usr/local/lib library needs the linker cache refreshed.
 install-userspace: userspace

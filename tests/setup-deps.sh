@@ -23,6 +23,8 @@ bookworm=(
 	debhelper dh-dkms lintian fakeroot
 	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema man-db groff-base
 	debian-archive-keyring ca-certificates
+	libgnutls28-dev libpopt-dev libparse-yapp-perl libkrb5-dev zlib1g-dev
+	gpgv curl
 )
 backports=(ksmbd-tools smbclient)
 

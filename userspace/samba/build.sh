@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# userspace/samba/build.sh <build-dir> <libsmbdirect-prefix>
+#
+# `make samba`: Samba's smbd and smbclient with SMB-Direct and the RDMA
+# channel of SMB2 READ/WRITE, on libsmbdirect. The patches in patches/
+# (series: patches/series, in order) are against Samba 4.22.6, the
+# version Debian 12 installs from bookworm-backports (smbclient and
+# samba-libs); the source is Debian's orig tarball of that version (the
+# archive no longer has the .dsc or the Debian patches of it, only the
+# tarball), verified as apt verifies: the signed InRelease of
+# bookworm-backports (gpgv, debian-archive-keyring) names the SHA-256 of
+# its Sources index, which names the tarball's. The archive's URI is the
+# machine's own apt entry (tests/vm/apt-private.sh).
+#
+# The tarball is cached in ~/.cache/smbdirect/samba-src/. The tree is
+# unpacked and patched into <build-dir>/samba-4.22.6 when the patches
+# changed (or it does not exist), configured with a minimal configuration
+# (no AD DC, no Python, system MIT Kerberos, bundled talloc/tevent/tdb/ldb)
+# and built with ccache: bin/default/source3/smbd/smbd and
+# bin/default/source3/client/smbclient, linked with <libsmbdirect-prefix>'s
+# libsmbdirect through pkg-config (the `make samba` target installs it
+# there first). Links in <build-dir>/bin name the results.
+#
+# The patched code is Samba's, under Samba's license (GPL-3.0-or-later):
+# see patches/README.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+[ $# -eq 2 ] || { echo "usage: build.sh <build-dir> <libsmbdirect-prefix>" >&2; exit 2; }
+out=$(mkdir -p "$1" && cd "$1" && pwd)
+sdprefix=$(cd "$2" && pwd)
+
+ver=4.22.6
+tarball=samba_$ver+dfsg.orig.tar.xz
+suite=bookworm-backports
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+
+die() { echo "samba: $*" >&2; exit 1; }
+for t in gpgv xz curl patch python3 pkg-config; do
+	command -v "$t" >/dev/null || die "$t is missing (make deps installs it)"
+done
+
+. "$root/tests/vm/apt-private.sh"
+src_cache=$SD_CACHE/samba-src
+mkdir -p "$src_cache"
+
+# --- the verified tarball --------------------------------------------------
+fetch_tarball() {
+	local uri tmp sources_sha want got
+	uri=$(sd_debian_uri)
+	tmp=$(mktemp -d "$src_cache/.fetch.XXXXXX")
+	trap 'rm -rf "$tmp"' RETURN
+	curl -fsS -o "$tmp/InRelease" "$uri/dists/$suite/InRelease" ||
+		die "cannot fetch $uri/dists/$suite/InRelease"
+	gpgv --keyring "$keyring" --output "$tmp/Release" "$tmp/InRelease" \
+		2>"$tmp/gpgv.log" || { cat "$tmp/gpgv.log" >&2; die "InRelease: bad signature"; }
+	sources_sha=$(awk '/^SHA256:/ { s = 1; next } /^[^ ]/ { s = 0 }
+		s && $3 == "main/source/Sources.xz" { print $1 }' "$tmp/Release")
+	[ -n "$sources_sha" ] || die "InRelease names no main/source/Sources.xz"
+	curl -fsS -o "$tmp/Sources.xz" "$uri/dists/$suite/main/source/Sources.xz" ||
+		die "cannot fetch the Sources index"
+	got=$(sha256sum "$tmp/Sources.xz" | cut -d' ' -f1)
+	[ "$got" = "$sources_sha" ] || die "Sources.xz: SHA-256 $got, InRelease says $sources_sha"
+	want=$(xzcat "$tmp/Sources.xz" | awk -v f="$tarball" '
+		/^Package: / { p = ($2 == "samba") } /^Checksums-Sha256:/ { c = p; next }
+		/^[^ ]/ { c = 0 } c && $3 == f { print $1; exit }')
+	[ -n "$want" ] || die "$suite's Sources do not list $tarball"
+	curl -fsS -o "$tmp/$tarball" "$uri/pool/main/s/samba/$tarball" ||
+		die "cannot fetch $uri/pool/main/s/samba/$tarball"
+	got=$(sha256sum "$tmp/$tarball" | cut -d' ' -f1)
+	[ "$got" = "$want" ] || die "$tarball: SHA-256 $got, the archive says $want"
+	echo "$want  $tarball" > "$tmp/$tarball.sha256"
+	mv "$tmp/$tarball" "$src_cache/$tarball"
+	mv "$tmp/$tarball.sha256" "$src_cache/$tarball.sha256"
+	echo "samba: fetched and verified $tarball ($want)"
+}
+exec 8>"$src_cache/.lock"
+flock 8
+if [ ! -f "$src_cache/$tarball.sha256" ] ||
+	! (cd "$src_cache" && sha256sum --quiet -c "$tarball.sha256" 2>/dev/null); then
+	fetch_tarball
+fi
+exec 8>&-
+
+# --- unpack and patch when the series changed --------------------------------
+tree=$out/samba-$ver
+stamp=$(cat "$here/build.sh" "$here/patches/series" \
+	$(sed "s|^|$here/patches/|" "$here/patches/series") | sha256sum | cut -c1-16)
+if [ "$(cat "$tree/.smbdirect-patches" 2>/dev/null)" != "$stamp" ]; then
+	rm -rf "$tree" "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	tar -C "$tree.tmp" --strip-components=1 -xJf "$src_cache/$tarball"
+	while read -r p; do
+		[ -n "$p" ] || continue
+		patch -d "$tree.tmp" -p1 -s --no-backup-if-mismatch < "$here/patches/$p" ||
+			die "patches/$p does not apply"
+	done < "$here/patches/series"
+	echo "$stamp" > "$tree.tmp/.smbdirect-patches"
+	mv "$tree.tmp" "$tree"
+fi
+
+# --- configure (once per tree and libsmbdirect prefix), build ----------------
+export PKG_CONFIG_PATH=$sdprefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export PYTHONHASHSEED=1
+export CCACHE_DIR=${CCACHE_DIR:-$SD_CACHE/ccache} CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
+cc=gcc
+command -v ccache >/dev/null && cc="ccache gcc"
+conf_opts=(--with-smbdirect --without-ad-dc --disable-python --without-json
+	--without-ldap --without-ads --without-pam --without-systemd
+	--without-libarchive --disable-cups --disable-iprint --without-gpgme
+	--without-ldb-lmdb --without-winbind --disable-spotlight
+	--without-acl-support --without-quotas --without-regedit --without-fam
+	--disable-glusterfs --disable-cephfs --without-lttng --without-utmp
+	--without-dmapi --without-automount --without-libunwind
+	--with-shared-modules='!vfs_snapper' --bundled-libraries=ALL
+	--with-system-mitkrb5)
+conf_key="$sdprefix ${conf_opts[*]}"
+cd "$tree"
+if [ "$(cat .smbdirect-configured 2>/dev/null)" != "$conf_key" ]; then
+	CC="$cc" CFLAGS="-O1 -g" LDFLAGS="-Wl,-rpath,$sdprefix/lib" \
+		./configure "${conf_opts[@]}" > "$out/configure.log" 2>&1 ||
+		{ tail -n 30 "$out/configure.log"; die "configure failed (the package to install is named above; make deps installs them)"; }
+	echo "$conf_key" > .smbdirect-configured
+fi
+./buildtools/bin/waf build -j"$(nproc)" --targets=smbd/smbd,client/smbclient \
+	> "$out/build.log" 2>&1 || { grep -E 'error|Error' "$out/build.log" | head -n 40; die "build failed: $out/build.log"; }
+mkdir -p "$out/bin"
+ln -sfn "$tree/bin/default/source3/smbd/smbd" "$out/bin/smbd"
+ln -sfn "$tree/bin/default/source3/client/smbclient" "$out/bin/smbclient"
+ln -sfn "$sdprefix/lib" "$out/bin/lib"
+echo "samba: $out/bin/smbd, $out/bin/smbclient (Samba $ver with SMB-Direct)"

@@ -65,7 +65,7 @@ fetch_tarball() {
 	[ "$got" = "$sources_sha" ] || die "Sources.xz: SHA-256 $got, InRelease says $sources_sha"
 	want=$(xzcat "$tmp/Sources.xz" | awk -v f="$tarball" '
 		/^Package: / { p = ($2 == "samba") } /^Checksums-Sha256:/ { c = p; next }
-		/^[^ ]/ { c = 0 } c && $3 == f { print $1; exit }')
+		/^[^ ]/ { c = 0 } c && $3 == f && !n++ { print $1 }')
 	[ -n "$want" ] || die "$suite's Sources do not list $tarball"
 	curl -fsS -o "$tmp/$tarball" "$uri/pool/main/s/samba/$tarball" ||
 		die "cannot fetch $uri/pool/main/s/samba/$tarball"
@@ -119,7 +119,7 @@ conf_opts=(--with-smbdirect --without-ad-dc --disable-python --without-json
 conf_key="$sdprefix ${conf_opts[*]}"
 cd "$tree"
 if [ "$(cat .smbdirect-configured 2>/dev/null)" != "$conf_key" ]; then
-	CC="$cc" CFLAGS="-O1 -g" LDFLAGS="-Wl,-rpath,$sdprefix/lib" \
+	CC="$cc" CFLAGS="-O2 -g" LDFLAGS="-Wl,-rpath,$sdprefix/lib" \
 		./configure "${conf_opts[@]}" > "$out/configure.log" 2>&1 ||
 		{ tail -n 30 "$out/configure.log"; die "configure failed (the package to install is named above; make deps installs them)"; }
 	echo "$conf_key" > .smbdirect-configured

@@ -17,7 +17,13 @@
 # directory): the extracted tree is checked with ldd, and samba-libs of the
 # same version is installed if something is missing.
 #
-# Cached by version (the marker .smbdirect-complete), idempotent, safe to
+# Beside smbd, the same version's smbtorture (the samba-testsuite package)
+# with the private libraries it needs from python3-samba, winbind,
+# python3-talloc and python3-ldb, extracted into the same tree and run as
+#   LD_LIBRARY_PATH=$(<dir>/lib-path) <dir>/usr/bin/smbtorture
+# for the SMB2 suites against the patched smbd (tests/samba/).
+#
+# Cached by version (the marker .smbdirect-complete-2), idempotent, safe to
 # run concurrently (flock). --cached looks for a complete tree only, never
 # downloads (exit 1 if there is none): the test VM, whose HOME is /tmp and
 # which has no network, finds the host's cache with it, in
@@ -25,7 +31,7 @@
 # /home/*'s.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-marker=.smbdirect-complete
+marker=.smbdirect-complete-2
 
 die() { echo "samba-fetch: $*" >&2; exit 1; }
 
@@ -82,12 +88,22 @@ if [ ! -f "$dest/$marker" ]; then
 	work=$SD_CACHE/samba/.work-$vdir
 	rm -rf "$work" "$dest"
 	mkdir -p "$work"
-	if ! (cd "$work" && apt_private download "samba=$ver" >&2); then
+	# python3-talloc and python3-ldb carry their own versions, built from
+	# the same Samba: bookworm-backports' are the ones of this Samba.
+	if ! (cd "$work" && apt_private download "samba=$ver" \
+		"samba-testsuite=$ver" "python3-samba=$ver" "winbind=$ver" \
+		python3-talloc/bookworm-backports python3-ldb/bookworm-backports >&2); then
 		rm -rf "$work"
 		die "could not download samba $ver (the version of the installed smbclient); if bookworm-backports has moved on, upgrade smbclient first (make deps)"
 	fi
-	dpkg-deb -x "$work"/samba_*.deb "$work/tree"
+	for deb in "$work"/*.deb; do
+		dpkg-deb -x "$deb" "$work/tree"
+	done
 	[ -x "$work/tree/usr/sbin/smbd" ] || { rm -rf "$work"; die "the samba package has no usr/sbin/smbd"; }
+	[ -x "$work/tree/usr/bin/smbtorture" ] || { rm -rf "$work"; die "samba-testsuite has no usr/bin/smbtorture"; }
+	# smbtorture's private libraries, wherever the packages put them
+	(cd "$work/tree" && find "$PWD" -name '*.so*' -printf '%h\n' | sort -u |
+		sed "s|^$work/tree|$dest|" | paste -sd:) > "$work/tree/lib-path"
 	mv "$work/tree" "$dest"
 	rm -rf "$work"
 	touch "$dest/$marker"

@@ -5,6 +5,13 @@ set -u
 selftests=$1
 export SD_US=$2
 shift 2
+# The patched Samba of `make samba` in the same build directory
+# (BUILD/samba/bin), for tests/samba/*.sh.
+if [ -z "${SD_SAMBA:-}" ]; then
+	for b in "${SD_US%/userspace/build}/samba/bin"; do
+		[ -x "$b/smbd" ] && { export SD_SAMBA=$(cd "$b" && pwd); break; }
+	done
+fi
 out=$SD_OUT
 mkdir -p "$out/tap"
 insmod "$SD_MODULE_DIR/af_smbdirect.ko" || { dmesg > "$out/dmesg.txt"; exit 1; }

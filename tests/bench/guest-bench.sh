@@ -286,11 +286,90 @@ wait "$expid" 2>/dev/null
 grep 'summary:' /tmp/exserver.log | sed 's/^/example server: /' >> "$SD_OUT/smb.log"
 rm -rf "$exshare"
 
+# 1b. cifs.ko -> the patched smbd of `make samba` (BUILD/samba/bin), over
+#     SMB-Direct with the RDMA channel and over TCP on the same address and
+#     port, one smbd serving both. "use sendfile" lets RDMA READs go from
+#     the page cache. Guest access as root: no passdb tool needed.
+samba_bin=${us%/userspace/build}/samba/bin
+smbd_pid=
+if [ -x "$samba_bin/smbd" ]; then
+	sshare=/tmp/bench-sshare sst=/tmp/bench-sstate
+	mkdir -p "$sshare" "$sst/ncalrpc"
+	cat > /tmp/bench-smb.conf <<CONF
+[global]
+	server role = standalone server
+	smb ports = 445
+	server smbdirect ports = 445 5445
+	interfaces = $addr
+	bind interfaces only = yes
+	disable netbios = yes
+	server min protocol = SMB3
+	map to guest = bad user
+	guest account = root
+	state directory = $sst
+	lock directory = $sst
+	cache directory = $sst
+	pid directory = $sst
+	private dir = $sst
+	ncalrpc dir = $sst/ncalrpc
+	log file = $sst/log.%m
+	load printers = no
+	disable spoolss = yes
+[share]
+	path = $sshare
+	read only = no
+	guest ok = yes
+	force user = root
+	use sendfile = yes
+CONF
+	LD_LIBRARY_PATH=$samba_bin/lib setsid "$samba_bin/smbd" --foreground --no-process-group \
+		--debug-stdout -d 2 -s /tmp/bench-smb.conf > /tmp/bench-smbd.log 2>&1 < /dev/null &
+	smbd_pid=$!
+	if wait_for_line /tmp/bench-smbd.log 30 'waiting for connections' "$smbd_pid"; then
+		cifs_run cifs-samba "rdma,vers=3.1.1,guest" "$sshare"
+		cifs_run cifs-samba-tcp "vers=3.1.1,guest" "$sshare"
+	else
+		notes+=("  [cifs-samba] the patched smbd did not start: $(tail -n 1 /tmp/bench-smbd.log)")
+	fi
+	kill "$smbd_pid" 2>/dev/null
+	sd_sleep 1
+	pkill -KILL '^smbd' 2>/dev/null
+	rm -rf "$sshare"
+else
+	notes+=("  [cifs-samba] no patched Samba in $samba_bin (make samba)")
+fi
+
+# The patched smbclient: put and get of SMB_MIB, SMB-Direct (RDMA channel
+# from 4 KiB) or TCP (SMBC_TRANSPORT=tcp), against ksmbd.
+smbc_io() { # put|get REMOTE LOCAL
+	local opt=--option='client smbdirect=yes'
+	[ "${SMBC_TRANSPORT:-rdma}" = tcp ] && opt=--option='client smbdirect=no'
+	if [ "$1" = put ]; then
+		LD_LIBRARY_PATH=$samba_bin/lib timeout -s KILL 300 "$samba_bin/smbclient" \
+			"//$addr/share" -p "$ksmbd_rxe_port" -U U%P -m SMB3 "$opt" -c "put $3 $2"
+	else
+		LD_LIBRARY_PATH=$samba_bin/lib timeout -s KILL 300 "$samba_bin/smbclient" \
+			"//$addr/share" -p "$ksmbd_rxe_port" -U U%P -m SMB3 "$opt" -c "get $2 $3"
+	fi
+}
+
 # 2. ksmbd: cifs.ko over SMB-Direct and over TCP, the example client.
 ksmbd_max_write=4M
 if ksmbd_start; then
 	cifs_run cifs-ksmbd "rdma,vers=3.1.1,username=U,password=P" "$ksmbd_share"
 	cifs_run cifs-tcp "vers=3.1.1,username=U,password=P" "$ksmbd_share"
+	if [ -x "$samba_bin/smbclient" ]; then
+		for tr in rdma tcp; do
+			k=smbc-ksmbd
+			[ $tr = tcp ] && k=smbc-ksmbd-tcp
+			SMBC_TRANSPORT=$tr measure "$k.write" "$smb_bytes" smbc_io put bench-smbc.bin "$src" &&
+				same_as_src "$ksmbd_share/bench-smbc.bin" "$k.write"
+			rm -f "$back"
+			SMBC_TRANSPORT=$tr measure "$k.read" "$smb_bytes" smbc_io get bench-smbc.bin "$back" &&
+				same_as_src "$back" "$k.read"
+			rm -f "$ksmbd_share/bench-smbc.bin" "$back"
+		done
+	fi
 	for d in 8 1; do
 		measure "client$d.write" "$smb_bytes" client_io "$d" put "$src" bench-client.bin &&
 			same_as_src "$ksmbd_share/bench-client.bin" "client$d.write"
@@ -340,6 +419,10 @@ log "  SMB, $smb_mib MiB files (dd bs=8M direct on cifs; example client --rdma -
 smbrow "cifs.ko -> ksmbd, SMB-Direct" cifs-ksmbd
 smbrow "cifs.ko -> ksmbd, TCP (same veth)" cifs-tcp
 smbrow "cifs.ko -> example server, SMB-Direct" cifs-exserver
+smbrow "cifs.ko -> patched smbd, SMB-Direct" cifs-samba
+smbrow "cifs.ko -> patched smbd, TCP" cifs-samba-tcp
+smbrow "patched smbclient -> ksmbd, SMB-Direct" smbc-ksmbd
+smbrow "patched smbclient -> ksmbd, TCP" smbc-ksmbd-tcp
 smbrow "example client -> ksmbd, depth 8" client8
 smbrow "example client -> ksmbd, depth 1" client1
 for n in "${notes[@]}"; do
@@ -357,6 +440,9 @@ for io in write read; do
 	log "ratio SMB $io example client (depth 8) / cifs.ko -> ksmbd: $(ratio "${mib[client8.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")"
 	log "ratio SMB $io cifs.ko -> example server / cifs.ko -> ksmbd: $(ratio "${mib[cifs-exserver.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")"
 	log "ratio SMB $io cifs.ko SMB-Direct / TCP (-> ksmbd): $(ratio "${mib[cifs-ksmbd.$io]:-0}" "${mib[cifs-tcp.$io]:-0}")"
+	log "ratio SMB $io cifs.ko -> patched smbd / cifs.ko -> ksmbd (SMB-Direct): $(ratio "${mib[cifs-samba.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")"
+	log "ratio SMB $io cifs.ko -> patched smbd, SMB-Direct / TCP: $(ratio "${mib[cifs-samba.$io]:-0}" "${mib[cifs-samba-tcp.$io]:-0}"), CPU-s/GiB SMB-Direct / TCP: $(ratio "${cpu[cifs-samba.$io]:-0}" "${cpu[cifs-samba-tcp.$io]:-0}") (lower is better)"
+	log "ratio SMB $io patched smbclient -> ksmbd / cifs.ko -> ksmbd (SMB-Direct): $(ratio "${mib[smbc-ksmbd.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}"), SMB-Direct / TCP: $(ratio "${mib[smbc-ksmbd.$io]:-0}" "${mib[smbc-ksmbd-tcp.$io]:-0}")"
 done
 target "read 64KiB depth 8 / depth 1" "$(ratio "${rd_d8:-0}" "${rd_d1:-0}")" 3
 target "write 64KiB depth 8 / depth 1" "$(ratio "${wr_d8:-0}" "${wr_d1:-0}")" 3
@@ -367,6 +453,9 @@ fi
 for io in write read; do
 	target "SMB $io example client / cifs.ko -> ksmbd" "$(ratio "${mib[client8.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")" 1.0
 	target "SMB $io cifs.ko -> example server / cifs.ko -> ksmbd" "$(ratio "${mib[cifs-exserver.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")" 0.9
+	target "SMB $io cifs.ko -> patched smbd / cifs.ko -> ksmbd" "$(ratio "${mib[cifs-samba.$io]:-0}" "${mib[cifs-ksmbd.$io]:-0}")" 0.8
+	# below TCP smbd's CPU per GiB: TCP / SMB-Direct >= 1
+	target "SMB $io patched smbd CPU-s/GiB, TCP / SMB-Direct" "$(ratio "${cpu[cifs-samba-tcp.$io]:-0}" "${cpu[cifs-samba.$io]:-0}")" 1.0
 done
 rm -f "$src" "$back"
 # ksmbd stays up (stopping it is not safe on 7.2); the VM ends here.

@@ -31,6 +31,11 @@ fi
 # `smbdirect perf` and the SMB2 examples from the user-space build the VM
 # tests use (RelWithDebInfo).
 us=$("$root/tests/userspace/build.sh" "$root" "$build")
+# The patched Samba (make samba) for the cifs.ko -> smbd and smbclient rows:
+# BUILD/samba/bin, which the guest finds beside the user-space build.
+if ! make --no-print-directory -C "$root" samba BUILD="$build" WERROR=1 > "$build/bench/samba.log" 2>&1; then
+	echo "bench: make samba failed ($build/bench/samba.log): no patched Samba rows" >&2
+fi
 out=$build/bench/vm
 rm -rf "$out"
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1800} \

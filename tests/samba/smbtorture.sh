@@ -6,11 +6,13 @@
 # over TCP must pass over SMB-Direct.
 #
 # smbd is "$SD_SAMBA/smbd" (BUILD/samba/bin), with TCP and SMB-Direct
-# listeners on 10.77.0.1 (rxe) port 445 at once. smbtorture is Debian's of
+# listeners on 10.77.0.1 (rxe) port 4445 at once (not 445: ksmbd, started
+# by the ksmbd scripts before this one and never stopped, listens for
+# SMB-Direct on every address's 445). smbtorture is Debian's of
 # the same Samba version (samba-testsuite, extracted by
 # tests/samba-fetch.sh; the patched build has no Python, which smbtorture
 # needs): over TCP as it is, over SMB-Direct under `smbdirect run
-# --no-fallback --ports 445` (its SMB2 client is Debian's, without the RDMA
+# --no-fallback --ports 4445` (its SMB2 client is Debian's, without the RDMA
 # channel: the data goes inline; the RDMA channel is the business of
 # tests/samba/samba-rdma.sh). SD_TORTURE_SUITES overrides the suites.
 #
@@ -53,9 +55,6 @@ samba=$(bash "$root/tests/samba-fetch.sh" --cached 2>&1) || fail_all "$samba"
 torture=$samba/usr/bin/smbtorture
 [ -x "$torture" ] || fail_all "no smbtorture in $samba (tests/samba-fetch.sh)"
 torture_libs=$(cat "$samba/lib-path")
-if pgrep -x ksmbd.mountd >/dev/null; then
-	fail_all "ksmbd runs and holds 445 (run this script before the ksmbd ones)"
-fi
 
 ensure_siw_on_veth1 || fail_all "could not add a siw link on veth1"
 ip link add sdtdummy type dummy && ip addr add 10.77.9.1/24 dev sdtdummy &&
@@ -65,8 +64,8 @@ mkdir -p "$share" "$st/ncalrpc"
 cat >"$conf" <<CONF
 [global]
 	server role = standalone server
-	smb ports = 445
-	server smbdirect ports = 445
+	smb ports = 4445
+	server smbdirect ports = 4445
 	interfaces = 10.77.0.1 10.77.0.2 10.77.9.1/24
 	bind interfaces only = yes
 	disable netbios = yes
@@ -98,10 +97,10 @@ slog=$work/smbd.log
 LD_LIBRARY_PATH=$SD_SAMBA/lib setsid "$smbd" --foreground --no-process-group \
 	--debug-stdout -d 1 -s "$conf" >"$slog" 2>&1 </dev/null &
 spid=$!
-why="no SMB-Direct listener on 10.77.0.1:445 after 60 s"
+why="no SMB-Direct listener on 10.77.0.1:4445 after 60 s"
 deadline=$((SECONDS + 60))
 while [ $SECONDS -lt $deadline ]; do
-	cm_id_lines 'LISTEN.*src-addr 10\.77\.0\.1:445 '
+	cm_id_lines 'LISTEN.*src-addr 10\.77\.0\.1:4445 '
 	[ ${#sd_cm_ids[@]} -ge 1 ] && { why=; break; }
 	kill -0 "$spid" 2>/dev/null || { why="smbd exited: $(tail -n 1 "$slog")"; break; }
 	sd_sleep 0.5
@@ -114,7 +113,7 @@ run_suite() {
 	local suite=$1 out=$2
 	shift 2
 	LD_LIBRARY_PATH=$torture_libs timeout -s KILL "$per_suite" "$@" "$torture" \
-		//10.77.0.1/share -U root%P -p 445 --format=subunit \
+		//10.77.0.1/share -U root%P -p 4445 --format=subunit \
 		--option='torture:sharedelay=0' "$suite" >"$out" 2>&1
 }
 # results OUT: "name verdict" lines.
@@ -123,7 +122,7 @@ results() { sed -n 's/^\(success\|failure\|error\|skip\|xfail\|uxsuccess\): \(.*
 # FSCTL_QUERY_NETWORK_INTERFACE_INFO, as smbtorture prints it: "ADDR 0|1"
 # per interface (1: FSCTL_NET_IFACE_RDMA_CAPABLE set).
 LD_LIBRARY_PATH=$torture_libs timeout -s KILL 120 "$torture" //10.77.0.1/share \
-	-U root%P -p 445 -d 1 smb2.ioctl.network_interface_info >"$work/ifaces" 2>&1
+	-U root%P -p 4445 -d 1 smb2.ioctl.network_interface_info >"$work/ifaces" 2>&1
 awk '/[01]: FSCTL_NET_IFACE_RDMA_CAPABLE/ { rdma = ($1 == "1:") }
 	/ipv4 *: / { print $NF, rdma + 0; rdma = 0 }' "$work/ifaces" | sort -u >"$work/ifaces.r"
 sed 's/^/# interface, RDMA_CAPABLE: /' "$work/ifaces.r"
@@ -138,7 +137,7 @@ for s in "${suites[@]}"; do
 	t0=$SECONDS
 	run_suite "$s" "$work/$s.tcp"
 	t1=$SECONDS
-	run_suite "$s" "$work/$s.rdma" "$sd" run --no-fallback --ports 445 --
+	run_suite "$s" "$work/$s.rdma" "$sd" run --no-fallback --ports 4445 --
 	t2=$SECONDS
 	results "$work/$s.tcp" >"$work/$s.tcp.r"
 	results "$work/$s.rdma" >"$work/$s.rdma.r"

@@ -106,6 +106,17 @@ case " ${USERSPACE_KERNELS:-7.2} " in
 		echo "== $series: user-space and SMB-stack suites not run (USERSPACE_KERNELS=${USERSPACE_KERNELS:-7.2})"
 	[ "$part" = kernel ] || [ "$part" = prepare ] || exit 0 ;;
 esac
+# The patched Samba (make samba: userspace/samba) for the smb part's
+# tests/interop/samba-*.sh, built with the user space it links and found
+# by the guest at BUILD/vm/samba/bin (check.sh). Its tree is cached by its
+# inputs (~/.cache/smbdirect/samba-build): warm, this takes seconds; cold,
+# about 13 CPU minutes at -O0 (make bench builds its own -O2 tree).
+if is_userspace_kernel && [ "$prepared" != 1 ] && { [ "$part" = prepare ] || [ "$part" = smb ]; }; then
+	if ! SAMBA_CFLAGS="-O0 -g0" make --no-print-directory -C "$root" samba BUILD="$build/vm" \
+			WERROR=1 >"$build/logs/samba.log" 2>&1; then
+		tail -n 30 "$build/logs/samba.log"; rec fail samba-build; exit 1
+	fi
+fi
 [ "$part" = prepare ] && exit 0
 
 # Selftest variants. The data-heavy fixtures (tests/vm/guest/check.sh's

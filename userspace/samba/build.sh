@@ -14,14 +14,15 @@
 # its Sources index, which names the tarball's. The archive's URI is the
 # machine's own apt entry (tests/vm/apt-private.sh).
 #
-# The tarball is cached in ~/.cache/smbdirect/samba-src/. The tree is
-# unpacked and patched into <build-dir>/samba-4.22.6 when the patches
-# changed (or it does not exist), configured with a minimal configuration
-# (no AD DC, no Python, system MIT Kerberos, bundled talloc/tevent/tdb/ldb)
-# and built with ccache: bin/default/source3/smbd/smbd and
-# bin/default/source3/client/smbclient, linked with <libsmbdirect-prefix>'s
-# libsmbdirect through pkg-config (the `make samba` target installs it
-# there first). Links in <build-dir>/bin name the results.
+# The tarball is cached in ~/.cache/smbdirect/samba-src/, the built tree in
+# ~/.cache/smbdirect/samba-build/ (below). The tree is configured with a
+# minimal configuration (no AD DC, no Python, system MIT Kerberos, bundled
+# talloc/tevent/tdb/ldb; CFLAGS from SAMBA_CFLAGS, -O2 -g by default) and built
+# with ccache: bin/default/source3/smbd/smbd and
+# bin/default/source3/client/smbclient, compiled against
+# <libsmbdirect-prefix>'s libsmbdirect through pkg-config (the `make samba`
+# target installs it there first) and run with LD_LIBRARY_PATH=<build-dir>/bin/lib.
+# Links in <build-dir>/bin name the results.
 #
 # The patched code is Samba's, under Samba's license (GPL-3.0-or-later):
 # see patches/README.
@@ -84,29 +85,14 @@ if [ ! -f "$src_cache/$tarball.sha256" ] ||
 fi
 exec 8>&-
 
-# --- unpack and patch when the series changed --------------------------------
-tree=$out/samba-$ver
-stamp=$(cat "$here/build.sh" "$here/patches/series" \
-	$(sed "s|^|$here/patches/|" "$here/patches/series") | sha256sum | cut -c1-16)
-if [ "$(cat "$tree/.smbdirect-patches" 2>/dev/null)" != "$stamp" ]; then
-	rm -rf "$tree" "$tree.tmp"
-	mkdir -p "$tree.tmp"
-	tar -C "$tree.tmp" --strip-components=1 -xJf "$src_cache/$tarball"
-	while read -r p; do
-		[ -n "$p" ] || continue
-		patch -d "$tree.tmp" -p1 -s --no-backup-if-mismatch < "$here/patches/$p" ||
-			die "patches/$p does not apply"
-	done < "$here/patches/series"
-	echo "$stamp" > "$tree.tmp/.smbdirect-patches"
-	mv "$tree.tmp" "$tree"
-fi
-
-# --- configure (once per tree and libsmbdirect prefix), build ----------------
-export PKG_CONFIG_PATH=$sdprefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-export PYTHONHASHSEED=1
-export CCACHE_DIR=${CCACHE_DIR:-$SD_CACHE/ccache} CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
-cc=gcc
-command -v ccache >/dev/null && cc="ccache gcc"
+# --- the tree: one per input, kept in the cache --------------------------------
+# Everything the binaries depend on names the tree: this script, the
+# patches, the tarball, the configure options and flags, the compiler, and
+# the libsmbdirect headers the patches compile against. A warm cache reuses
+# a complete tree as it is (a clean clone's `make samba` then takes
+# seconds); otherwise the tree is unpacked, patched, configured and built
+# there (ccache shares the compiles with earlier trees). The two most
+# recently used trees are kept.
 conf_opts=(--with-smbdirect --without-ad-dc --disable-python --without-json
 	--without-ldap --without-ads --without-pam --without-systemd
 	--without-libarchive --disable-cups --disable-iprint --without-gpgme
@@ -116,18 +102,59 @@ conf_opts=(--with-smbdirect --without-ad-dc --disable-python --without-json
 	--without-dmapi --without-automount --without-libunwind
 	--with-shared-modules='!vfs_snapper' --bundled-libraries=ALL
 	--with-system-mitkrb5)
-conf_key="$sdprefix ${conf_opts[*]}"
-cd "$tree"
-if [ "$(cat .smbdirect-configured 2>/dev/null)" != "$conf_key" ]; then
-	CC="$cc" CFLAGS="-O2 -g" LDFLAGS="-Wl,-rpath,$sdprefix/lib" \
-		./configure "${conf_opts[@]}" > "$out/configure.log" 2>&1 ||
+cflags=${SAMBA_CFLAGS:--O2 -g}
+key=$( {
+	cat "$here/build.sh" "$here/patches/series"
+	sed "s|^|$here/patches/|" "$here/patches/series" | xargs cat
+	cat "$src_cache/$tarball.sha256"
+	echo "${conf_opts[*]} $cflags"
+	gcc --version | head -n 1
+	(cd "$sdprefix/include" && find . -type f | sort | xargs cat)
+} | sha256sum | cut -c1-16)
+trees=$SD_CACHE/samba-build
+dir=$trees/$ver-$key
+tree=$dir/samba-$ver
+mkdir -p "$trees"
+exec 8>"$dir.lock"
+flock 8
+if [ ! -f "$dir/.smbdirect-complete" ]; then
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	tar -C "$dir" -xJf "$src_cache/$tarball"
+	[ -d "$tree" ] || die "$tarball does not hold samba-$ver/"
+	while read -r p; do
+		[ -n "$p" ] || continue
+		patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$here/patches/$p" ||
+			die "patches/$p does not apply"
+	done < "$here/patches/series"
+
+	export PKG_CONFIG_PATH=$sdprefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+	export PYTHONHASHSEED=1
+	export CCACHE_DIR=${CCACHE_DIR:-$SD_CACHE/ccache} CCACHE_BASEDIR=$tree CCACHE_NOHASHDIR=1
+	cc=gcc
+	command -v ccache >/dev/null && cc="ccache gcc"
+	echo "samba: configuring and building Samba $ver with the patches in $tree (cold: about 15 minutes)"
+	(cd "$tree" && CC="$cc" CFLAGS="$cflags" ./configure "${conf_opts[@]}") > "$out/configure.log" 2>&1 ||
 		{ tail -n 30 "$out/configure.log"; die "configure failed (the package to install is named above; make deps installs them)"; }
-	echo "$conf_key" > .smbdirect-configured
+	(cd "$tree" && ./buildtools/bin/waf build -j"$(nproc)" --targets=smbd/smbd,client/smbclient) \
+		> "$out/build.log" 2>&1 ||
+		{ grep -E 'error|Error' "$out/build.log" | head -n 40; die "build failed: $out/build.log"; }
+	touch "$dir/.smbdirect-complete"
+else
+	echo "samba: Samba $ver with the patches, built before: $tree"
 fi
-./buildtools/bin/waf build -j"$(nproc)" --targets=smbd/smbd,client/smbclient \
-	> "$out/build.log" 2>&1 || { grep -E 'error|Error' "$out/build.log" | head -n 40; die "build failed: $out/build.log"; }
+touch "$dir"
+exec 8>&-
+# the two most recently used trees stay
+ls -1dt "$trees"/*/ 2>/dev/null | tail -n +3 | while read -r old; do
+	old=${old%/}
+	exec 9>"$old.lock"
+	flock -n 9 && rm -rf "$old" "$old.lock"
+	exec 9>&-
+done
+
 mkdir -p "$out/bin"
 ln -sfn "$tree/bin/default/source3/smbd/smbd" "$out/bin/smbd"
 ln -sfn "$tree/bin/default/source3/client/smbclient" "$out/bin/smbclient"
 ln -sfn "$sdprefix/lib" "$out/bin/lib"
-echo "samba: $out/bin/smbd, $out/bin/smbclient (Samba $ver with SMB-Direct)"
+echo "samba: $out/bin/smbd, $out/bin/smbclient (Samba $ver with SMB-Direct; run them with LD_LIBRARY_PATH=$out/bin/lib)"

@@ -13,6 +13,10 @@ set -u
 selftests=$1
 part=$2
 export SD_US=${3:-}
+# The patched Samba (make samba) beside the user space: BUILD/vm/samba/bin.
+if [ -n "$SD_US" ] && [ -x "${SD_US%/userspace/build}/samba/bin/smbd" ]; then
+	export SD_SAMBA=${SD_US%/userspace/build}/samba/bin
+fi
 variants=${4:-all}
 two_party=${5:-}
 # USER_KERNEL no: a kernel the user-space suites do not run on; genl.sh

@@ -21,8 +21,8 @@
 # smbtorture.rdma_capable: FSCTL_QUERY_NETWORK_INTERFACE_INFO (smbtorture's
 # smb2.ioctl.network_interface_info, its NDR print) announces RDMA_CAPABLE
 # for the rxe and siw addresses (10.77.0.1 on veth0, 10.77.0.2 on veth1)
-# and not for a dummy interface without an RDMA device (10.77.9.1), which
-# smbd serves too. TAP on stdout.
+# and not for a plain veth without an RDMA device (10.77.9.1), which smbd
+# serves too. TAP on stdout.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/interop/common.bash"
@@ -38,7 +38,7 @@ cleanup() {
 	[ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null
 	sleep 1
 	pgrep -r R,S,D,T '^smbd' | xargs -r kill -KILL 2>/dev/null
-	ip link del sdtdummy 2>/dev/null
+	ip link del sdtv0 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,10 +57,13 @@ torture=$samba/usr/bin/smbtorture
 torture_libs=$(cat "$samba/lib-path")
 
 ensure_siw_on_veth1 || fail_all "could not add a siw link on veth1"
-ip link add sdtdummy type dummy && ip addr add 10.77.9.1/24 dev sdtdummy &&
-	ip link set sdtdummy up || fail_all "could not add the dummy interface"
+ip link add sdtv0 type veth peer name sdtv1 && ip addr add 10.77.9.1/24 dev sdtv0 &&
+	ip link set sdtv0 up && ip link set sdtv1 up || fail_all "could not add a plain veth"
 share=$work/share st=$work/state conf=$work/smb.conf
-mkdir -p "$share" "$st/ncalrpc"
+mkdir -p "$share" "$st/ncalrpc" "$work/torture"
+# smbtorture writes beside its working directory: the guest's root is not
+# writable.
+cd "$work" || fail_all "cannot enter $work"
 cat >"$conf" <<CONF
 [global]
 	server role = standalone server
@@ -113,7 +116,7 @@ run_suite() {
 	local suite=$1 out=$2
 	shift 2
 	LD_LIBRARY_PATH=$torture_libs timeout -s KILL "$per_suite" "$@" "$torture" \
-		//10.77.0.1/share -U root%P -p 4445 --format=subunit \
+		//10.77.0.1/share -U root%P -p 4445 --format=subunit --basedir="$work/torture" \
 		--option='torture:sharedelay=0' "$suite" >"$out" 2>&1
 }
 # results OUT: "name verdict" lines.
@@ -122,7 +125,8 @@ results() { sed -n 's/^\(success\|failure\|error\|skip\|xfail\|uxsuccess\): \(.*
 # FSCTL_QUERY_NETWORK_INTERFACE_INFO, as smbtorture prints it: "ADDR 0|1"
 # per interface (1: FSCTL_NET_IFACE_RDMA_CAPABLE set).
 LD_LIBRARY_PATH=$torture_libs timeout -s KILL 120 "$torture" //10.77.0.1/share \
-	-U root%P -p 4445 -d 1 smb2.ioctl.network_interface_info >"$work/ifaces" 2>&1
+	-U root%P -p 4445 -d 1 --basedir="$work/torture" \
+	smb2.ioctl.network_interface_info >"$work/ifaces" 2>&1
 awk '/[01]: FSCTL_NET_IFACE_RDMA_CAPABLE/ { rdma = ($1 == "1:") }
 	/ipv4 *: / { print $NF, rdma + 0; rdma = 0 }' "$work/ifaces" | sort -u >"$work/ifaces.r"
 sed 's/^/# interface, RDMA_CAPABLE: /' "$work/ifaces.r"
@@ -145,8 +149,9 @@ for s in "${suites[@]}"; do
 	passed_rdma=$(awk '$NF == "success"' "$work/$s.rdma.r" | wc -l)
 	total=$(wc -l <"$work/$s.tcp.r")
 	# the tests that passed over TCP and did not over SMB-Direct
-	lost=$(join -j 1 <(awk '$NF == "success" { $NF = ""; print }' "$work/$s.tcp.r" | sort) \
-		<(awk '$NF == "success" { $NF = ""; print }' "$work/$s.rdma.r" | sort) -v 1 | head -n 5)
+	awk '$NF == "success" { print $1 }' "$work/$s.tcp.r" | sort >"$work/$s.tcp.ok"
+	awk '$NF == "success" { print $1 }' "$work/$s.rdma.r" | sort >"$work/$s.rdma.ok"
+	lost=$(comm -23 "$work/$s.tcp.ok" "$work/$s.rdma.ok" | head -n 5)
 	echo "# $s: TCP $passed_tcp of $total passed ($((t1 - t0)) s), SMB-Direct $passed_rdma ($((t2 - t1)) s)"
 	if [ "$total" -eq 0 ]; then
 		tap_fail "smbtorture.$s" "no results over TCP" "$work/$s.tcp"

@@ -21,7 +21,7 @@
 # with the private libraries it needs from python3-samba, winbind,
 # python3-talloc and python3-ldb, extracted into the same tree and run as
 #   LD_LIBRARY_PATH=$(<dir>/lib-path) <dir>/usr/bin/smbtorture
-# for the SMB2 suites against the patched smbd (tests/samba/).
+# for the SMB2 suites against the patched smbd (tests/interop/samba-smbtorture.sh).
 #
 # Cached by version (the marker .smbdirect-complete-2), idempotent, safe to
 # run concurrently (flock). --cached looks for a complete tree only, never

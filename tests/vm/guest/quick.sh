@@ -6,7 +6,7 @@ selftests=$1
 export SD_US=$2
 shift 2
 # The patched Samba of `make samba` in the same build directory
-# (BUILD/samba/bin), for tests/samba/*.sh.
+# (BUILD/samba/bin), for tests/interop/samba-*.sh.
 if [ -z "${SD_SAMBA:-}" ]; then
 	for b in "${SD_US%/userspace/build}/samba/bin"; do
 		[ -x "$b/smbd" ] && { export SD_SAMBA=$(cd "$b" && pwd); break; }

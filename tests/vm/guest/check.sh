@@ -17,6 +17,8 @@ export SD_US=${3:-}
 if [ -n "$SD_US" ] && [ -x "${SD_US%/userspace/build}/samba/bin/smbd" ]; then
 	export SD_SAMBA=${SD_US%/userspace/build}/samba/bin
 fi
+# make check builds it for the smb part: its tests must not skip there.
+[ "$part" = smb ] && export SD_SAMBA_REQUIRED=1
 variants=${4:-all}
 two_party=${5:-}
 # USER_KERNEL no: a kernel the user-space suites do not run on; genl.sh

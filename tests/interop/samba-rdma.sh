@@ -1,0 +1,809 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Samba with SMB-Direct of its own: the patched Samba 4.22.6 in $SD_SAMBA
+# (smbd's `server smbdirect ports` and the RDMA channel of SMB2 READ/WRITE,
+# smbclient's `client smbdirect`), linked with libsmbdirect
+# (LD_LIBRARY_PATH=$SD_SAMBA/lib), no preload. Over rxe and siw:
+#
+#   1. smbd in the foreground, its whole configuration under a mktemp
+#      directory: `smb ports = 445`, `server smbdirect ports = 445 5445`,
+#      SMB3 only, share "share" for user root (password P). Its listeners:
+#      TCP 445 on both addresses, SMB-Direct 445 and 5445 on the rxe one,
+#      5445 on the siw one; SMB-Direct 445 on the siw address collides
+#      with smbd's own TCP 445 (iWARP runs over TCP) and must be logged and
+#      left out, smbd serving on.
+#   2. cifs.ko (`mount -t cifs -o rdma`, its default rdma_readwrite_threshold)
+#      writes $SD_SAMBA_RDMA_MIB MiB with dd oflag=direct through one mount
+#      and reads it back with iflag=direct through a second (nosharesock: a
+#      second connection and smbd process), SHA-256 against the source and
+#      smbd's file; the module's counters must show smbd RDMA-reading at
+#      least the file's size for the write, RDMA-writing it for the read.
+#   3. A lease break between the two mounts (cifs-smbd.sh's case) and, over
+#      rxe, Debian's smbclient over plain TCP to the same address and port
+#      445 listing the share while both SMB-Direct mounts are up.
+#   4. The patched smbclient (`--option='client smbdirect=yes' -p PORT -m
+#      SMB3`): put/get of 1 B, 1 MiB and $SD_SAMBA_RDMA_MIB MiB with SHA-256,
+#      against smbd and against ksmbd; the counters show the 1 MiB and large
+#      transfers went by RDMA; a signed session (--client-protection=sign)
+#      still uses the RDMA channel; an encrypted one (=encrypt) must not
+#      (the data goes inline: no RDMA bytes, message bytes of at least the
+#      file's size each way) and still matches.
+#   5. smbd stops and leaves nothing: no smbd process, no listener on
+#      445/5445 of its addresses, the module's reference count back.
+#
+# All in the root network namespace, over the guest's rxe0 (veth0,
+# 10.77.0.1) and siw1 (veth1, 10.77.0.2), clients and smbd alike; cifs.ko
+# takes no port for RDMA (it tries 5445, iWARP only, then 445, RoCE only).
+# The module's counters (`smbdirect stats --json`, SMBDIRECT_CMD_STATS_GET)
+# count smbd's and the patched smbclient's sockets, never cifs.ko's or
+# ksmbd's own SMB-Direct: smbd moving the data shows as its RDMA reads
+# (WRITE) and RDMA writes (READ), on the transport's device.
+#
+# Order: ksmbd (started once per boot on 7.2 and never stopped; ksmbd_start
+# in common.bash) listens on TCP 445 on every network device that comes up,
+# in the namespace of whoever brings it up, and on SMB-Direct 445 (RoCE) and
+# 5445 (iWARP) on every address, with a TCP listener on 5445 on every siw
+# device, again in the namespace of whoever adds it: smbd can then have
+# neither 445 nor the iWARP 5445, in this namespace or in a new one
+# (measured on 7.2). So the smbd half needs ksmbd not running: it fails with
+# that reason when ksmbd runs. The ksmbd half then starts ksmbd through
+# ksmbd_start (or uses the running one) and leaves it running, as the
+# ksmbd-*.sh scripts do. So this script must run after cifs-offload.sh and
+# cifs-smbd.sh and before ksmbd-offload.sh and ksmbd-smbclient.sh.
+#
+# Environment: SD_SAMBA (the patched build: smbd, smbclient, lib/; unset or
+# incomplete: `1..0 # SKIP`, or a failure with SD_SAMBA_REQUIRED=1),
+# SD_SAMBA_RDMA_MIB (the large file, MiB), SD_SAMBA_TRANSPORTS ("rxe4 siw4"),
+# SD_SAMBA_DEBUG (smbd's debug level, 1), SD_SAMBA_KEEP (a directory to
+# keep the logs and smbd's cores in),
+# SD_US (the user-space build: the smbdirect tool). TAP on stdout; wall
+# times as comments ("# time ...", and "# N s" before each verdict).
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/interop/common.bash"
+
+samba=${SD_SAMBA:-}
+missing=
+if [ -z "$samba" ]; then
+	missing="SD_SAMBA is not set"
+elif [ ! -x "$samba/smbd" ] || [ ! -x "$samba/smbclient" ]; then
+	missing="no executable smbd and smbclient in SD_SAMBA=$samba"
+fi
+if [ -n "$missing" ]; then
+	if [ "${SD_SAMBA_REQUIRED:-0}" = 1 ]; then
+		echo "1..1"
+		echo "not ok 1 samba-rdma.patched_samba # patched Samba not built: $missing (SD_SAMBA_REQUIRED=1)"
+		exit 1
+	fi
+	echo "# $missing"
+	echo "1..0 # SKIP patched Samba not built"
+	exit 0
+fi
+
+us=${SD_US:-}
+sd=$us/tools/smbdirect
+work=$(mktemp -d /tmp/sd-samba-rdma.XXXXXX)
+MiB=1048576
+# The large file. The issue names 64 MiB; the default keeps the whole
+# script within about 4 minutes in the TCG guest (see the header of the
+# measurements in the report that chose it).
+mib=${SD_SAMBA_RDMA_MIB:-8}
+big=$((mib * MiB))
+bs=1M
+[ $((mib % 4)) -eq 0 ] && bs=4M
+slib=$samba/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+read -r -a transports <<<"${SD_SAMBA_TRANSPORTS:-rxe4 siw4}"
+# The transport's address (smbd's and the clients'), smbd's SMB-Direct port
+# on it, the RDMA device, and the TCP connections the transport itself opens
+# per connection (none for RoCE, one for iWARP).
+declare -A addr=([rxe4]=10.77.0.1 [siw4]=10.77.0.2)
+declare -A sport=([rxe4]=445 [siw4]=5445)
+declare -A sdev=([rxe4]=rxe0 [siw4]=siw1)
+declare -A own_tcp=([rxe4]=0 [siw4]=1)
+spid=
+mounts=()
+
+names=(samba-rdma.smbd.listen)
+for t in "${transports[@]}"; do
+	p=samba-rdma.smbd.$t
+	names+=("$p.cifs.mount_two_clients" "$p.cifs.write_${mib}mib_direct" "$p.cifs.write_by_rdma"
+		"$p.cifs.read_${mib}mib_direct" "$p.cifs.read_by_rdma" "$p.cifs.break_lease")
+	[ "$t" = rxe4 ] && names+=("$p.cifs.tcp_client_beside")
+	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
+		"$p.smbclient.put_get_${mib}mib" "$p.smbclient.by_rdma"
+		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
+done
+names+=(samba-rdma.smbd.stop_leaves_nothing samba-rdma.ksmbd.start)
+for t in "${transports[@]}"; do
+	p=samba-rdma.ksmbd.$t.smbclient
+	names+=("$p.put_get_1b" "$p.put_get_1mib" "$p.put_get_${mib}mib" "$p.by_rdma")
+done
+tap_plan ${#names[@]}
+# Wall times go to fd 3, the TAP stream, also from inside redirections.
+exec 3>&1
+skip_all() { for n in "${names[@]}"; do tap_skip "$n" "$1"; done; tap_exit; }
+fail_all() { for n in "${names[@]}"; do tap_fail "$n" "$1"; done; tap_exit; }
+# fail_while PREFIX REASON: the next cases whose names start with PREFIX fail.
+fail_while() {
+	while [ "$tap_n" -lt ${#names[@]} ] && [[ ${names[$tap_n]} == "$1"* ]]; do
+		tap_fail "${names[$tap_n]}" "$2"
+	done
+}
+skip_while() {
+	while [ "$tap_n" -lt ${#names[@]} ] && [[ ${names[$tap_n]} == "$1"* ]]; do
+		tap_skip "${names[$tap_n]}" "$2"
+	done
+}
+verdict() { # NAME WHY LOG...
+	local name=$1 why=$2
+	shift 2
+	if [ -z "$why" ]; then tap_ok "$name"; else tap_fail "$name" "$why" "$@"; fi
+}
+
+cleanup() {
+	local m
+	for m in "${mounts[@]}"; do
+		mountpoint -q "$m" && umount -l "$m"
+	done
+	[ -n "$spid" ] && kill -KILL "$spid" 2>/dev/null
+	smbd_pids | xargs -r kill -KILL 2>/dev/null
+	if [ -n "${SD_SAMBA_KEEP:-}" ] && mkdir -p "$SD_SAMBA_KEEP"; then
+		cp "$work"/*.log "$work"/*.smbd "$SD_SAMBA_KEEP"/ 2>/dev/null
+		cp -r "$work/state/cores" "$SD_SAMBA_KEEP"/ 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+modprobe cifs 2>/dev/null
+grep -qw cifs /proc/filesystems || skip_all "no cifs in this kernel"
+[ -e /proc/fs/cifs/rdma_readwrite_threshold ] || skip_all "cifs.ko without SMB-Direct"
+[ -x "$sd" ] || fail_all "$sd was not built (SD_US=$us)"
+command -v smbclient >/dev/null || fail_all "Debian's smbclient is not installed (make deps)"
+ensure_siw_on_veth1 || fail_all "could not add a siw link on veth1"
+echo "# /proc/fs/cifs/rdma_readwrite_threshold: $(</proc/fs/cifs/rdma_readwrite_threshold) (left as it is)"
+tap_case_times
+
+# smbd and the processes it forked ("smbd", "smbd-notifyd", "smbd-cleanupd",
+# one "smbd[ADDR]" per client), not zombies; one pgrep.
+smbd_pids() { pgrep -r R,S,D,T '^smbd'; }
+clients() { pgrep -c -r R,S,D,T -x "smbd.$1."; }
+client_pids() { pgrep -d' ' -x "smbd.$1."; }
+# sums FILE...: SHA-256 of each (one process), in sum[FILE]; "-" if unreadable.
+declare -A sum
+sums() {
+	local f h
+	for f in "$@"; do sum[$f]=-; done
+	while read -r h f; do
+		[ -n "$f" ] && sum[$f]=$h
+	done <<<"$(sha256sum "$@" 2>/dev/null)"
+}
+mark() { echo "# time $*: at $SECONDS s"; }
+# af_smbdirect's module reference count, in sd_refcnt (no process).
+refcnt() { sd_refcnt=0; read -r sd_refcnt 2>/dev/null </sys/module/af_smbdirect/refcnt || :; }
+# content FILE: its lines joined with "|", in sd_c (no process).
+content() {
+	local l
+	sd_c=
+	[ -r "$1" ] || { sd_c="(unreadable)"; return; }
+	while IFS= read -r l || [ -n "$l" ]; do sd_c+="$l|"; done <"$1"
+}
+# tcp_opens: TCP ActiveOpens (/proc/net/snmp), in sd_opens.
+tcp_opens() {
+	local f=/proc/net/snmp line i hdr=() val=()
+	sd_opens=0
+	while read -r line; do
+		[[ $line == Tcp:* ]] || continue
+		if [ ${#hdr[@]} -eq 0 ]; then read -r -a hdr <<<"$line"; else read -r -a val <<<"$line"; fi
+	done <"$f"
+	for i in "${!hdr[@]}"; do [ "${hdr[i]}" = ActiveOpens ] && sd_opens=${val[i]:-0}; done
+}
+
+# --- the module's counters ------------------------------------------------------
+# stats FILE: `smbdirect stats --json`, the namespace's counters.
+stats() { "$sd" stats --json >"$1" 2>"$1.err"; }
+# counter FILE NAME [DEV]: the namespace's total (or device DEV's) counter
+# NAME, in sd_val (empty if absent). No process.
+counter() {
+	local j='' re
+	sd_val=
+	[ -r "$1" ] && IFS= read -r j <"$1"
+	if [ -n "${3:-}" ]; then
+		[[ $j == *"\"name\":\"$3\""* ]] || return 0
+		j=${j#*\"name\":\""$3"\"}
+		j=${j%%\"name\":*}
+	else
+		j=${j%%\"devices\"*}
+	fi
+	re="\"$2\":([0-9]+)"
+	[[ $j =~ $re ]] && sd_val=${BASH_REMATCH[1]}
+	return 0
+}
+# delta BEFORE AFTER NAME [DEV]: the counter's growth, in sd_d ("?" if unread).
+delta() {
+	local a
+	counter "$1" "$3" "${4:-}"
+	a=$sd_val
+	# A device gets its column when a socket first uses it.
+	[ -n "${4:-}" ] && [ -z "$a" ] && a=0
+	counter "$2" "$3" "${4:-}"
+	if [ -z "$a" ] || [ -z "$sd_val" ]; then sd_d='?'; else sd_d=$((sd_val - a)); fi
+}
+# at_least BEFORE AFTER NAME N [DEV]: empty if NAME grew by N or more.
+at_least() {
+	delta "$1" "$2" "$3" "${5:-}"
+	if [ "$sd_d" = '?' ]; then
+		echo "counter $3 unread ($(head -c 200 "$2.err" 2>/dev/null))"
+	elif [ "$sd_d" -lt "$4" ]; then
+		echo "$3${5:+ on $5} grew by $sd_d, want >= $4"
+	fi
+}
+# rdma_summary BEFORE AFTER: the RDMA and message counters' growth, one line.
+rdma_summary() {
+	local n out=
+	for n in rdma_reads rdma_read_bytes rdma_writes rdma_write_bytes registrations \
+		send_invalidates remote_invalidations bytes_tx bytes_rx connections err_rdma; do
+		delta "$1" "$2" "$n"
+		out+=" $n+$sd_d"
+	done
+	echo "${out# }"
+}
+
+if pgrep -x ksmbd.mountd >/dev/null; then
+	fail_while samba-rdma.smbd. "ksmbd runs: it holds TCP 445 on every device and SMB-Direct 445/5445 on every address (run this script before ksmbd-offload.sh and ksmbd-smbclient.sh)"
+fi
+
+# --- smbd -------------------------------------------------------------------------
+share=$work/share
+st=$work/state
+mkdir -p "$share" "$st/ncalrpc" "$work/cstate"
+conf=$work/smb.conf
+# User root, password P: an smbpasswd file written here (no pdbedit run:
+# a process start costs seconds in the guest). The NT hash is MD4 of
+# UTF-16LE "P"; U normal account, X password does not expire; the last
+# change time is now (0 would mean "must change at next logon").
+printf -v lct '%08X' "$EPOCHSECONDS"
+echo "root:0:XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX:E788D377ACD8B4CAFBA02CC864D5E4DB:[UX         ]:LCT-$lct:" \
+	>"$st/smbpasswd"
+chmod 600 "$st/smbpasswd"
+cat >"$conf" <<CONF
+[global]
+	server role = standalone server
+	smb ports = 445
+	server smbdirect ports = 445 5445
+	interfaces = ${addr[rxe4]} ${addr[siw4]}
+	bind interfaces only = yes
+	disable netbios = yes
+	server min protocol = SMB3
+	passdb backend = smbpasswd:$st/smbpasswd
+	state directory = $st
+	lock directory = $st
+	cache directory = $st
+	pid directory = $st
+	private dir = $st
+	binddns dir = $st
+	ncalrpc dir = $st/ncalrpc
+	log file = $st/log.%m
+	load printers = no
+	printing = bsd
+	printcap name = /dev/null
+	disable spoolss = yes
+[share]
+	path = $share
+	read only = no
+	force user = root
+CONF
+# The clients' configuration: everything they write under $work.
+cat >"$work/client.conf" <<CONF
+[global]
+	client min protocol = SMB3
+	disable netbios = yes
+	cache directory = $work/cstate
+	lock directory = $work/cstate
+	state directory = $work/cstate
+	private dir = $work/cstate
+	ncalrpc dir = $work/cstate
+CONF
+
+refcnt
+refs0=$sd_refcnt
+slog=$work/smbd.log
+# smbd_listen: starts smbd (in its own session: it signals its process group
+# when it stops) and waits for its listeners: TCP 445 on both addresses
+# (/proc/net/tcp, LISTEN is state 0A, addresses little-endian hex; read with
+# builtins while smbd starts), then SMB-Direct (rdma's cm_ids): 445 and 5445
+# on rxe's address, 5445 on siw's, and no 445 there, which smbd's own TCP
+# 445 holds (iWARP connections are TCP ones): that one is logged, left out.
+hex_addr() {
+	local o
+	IFS=. read -r -a o <<<"$1"
+	printf -v sd_hex '%02X%02X%02X%02X:01BD' "${o[3]}" "${o[2]}" "${o[1]}" "${o[0]}"
+}
+smbd_listen() {
+	local why='' deadline listening=0 tcp_r tcp_w l all
+	LD_LIBRARY_PATH=$slib setsid "$samba/smbd" --foreground --no-process-group \
+		--debug-stdout -d "${SD_SAMBA_DEBUG:-1}" -s "$conf" >"$slog" 2>&1 </dev/null &
+	spid=$!
+	hex_addr "${addr[rxe4]}"; tcp_r=$sd_hex
+	hex_addr "${addr[siw4]}"; tcp_w=$sd_hex
+	deadline=$((SECONDS + 90))
+	while :; do
+		if file_has /proc/net/tcp "^ *[0-9]+: $tcp_r 00000000:0000 0A " &&
+			file_has /proc/net/tcp "^ *[0-9]+: $tcp_w 00000000:0000 0A "; then
+			cm_id_lines 'state LISTEN .*src-addr 10\.77\.0\.[12]:(445|5445) '
+			[ ${#sd_cm_ids[@]} -ge 3 ] && { listening=1; break; }
+		fi
+		kill -0 "$spid" 2>/dev/null || { why="smbd exited: $(tail -n 1 "$slog")"; break; }
+		[ $SECONDS -lt $deadline ] || break
+		sd_sleep 0.3
+	done
+	[ -z "$why" ] && [ $listening = 0 ] &&
+		why="smbd has not its two TCP 445 listeners and three SMB-Direct ones after 90 s"
+	for l in "${sd_cm_ids[@]}"; do echo "# smbd: $l"; done
+	printf -v all '%s\n' "${sd_cm_ids[@]}"
+	if [ -z "$why" ]; then
+		for l in "${addr[rxe4]}:445" "${addr[rxe4]}:5445" "${addr[siw4]}:5445"; do
+			str_has "$all" "src-addr ${l//./\\.} " || why=${why:-"no SMB-Direct listener on $l"}
+		done
+		str_has "$all" "src-addr ${addr[siw4]//./\\.}:445 " &&
+			why=${why:-"an SMB-Direct listener on ${addr[siw4]}:445, where smbd's TCP 445 is"}
+		wait_for_line "$slog" 10 "SMB-Direct listener on \[${addr[siw4]//./\\.}\]:445" "$spid" ||
+			why=${why:-"smbd did not log the SMB-Direct listener on ${addr[siw4]}:445 it could not open"}
+	fi
+	if [ -n "$why" ]; then
+		# Its log, without a backtrace's frames.
+		grep -v '^ *#[0-9]' "$slog" | tail -n 30 | sed 's/^/# smbd log: /'
+		tap_fail samba-rdma.smbd.listen "$why"
+		fail_while samba-rdma.smbd. "smbd is not listening"
+	else
+		tap_ok samba-rdma.smbd.listen
+	fi
+}
+[ "${names[$tap_n]}" = samba-rdma.smbd.listen ] && smbd_listen
+mark "smbd listening"
+
+head -c $big /dev/urandom >"$work/big"
+head -c $MiB /dev/urandom >"$work/1mib"
+head -c 1 /dev/urandom >"$work/1b"
+sums "$work/big" "$work/1mib" "$work/1b"
+
+# --- cifs.ko against smbd -------------------------------------------------------------
+# timed NAME COMMAND...: runs it, its wall time as a comment; its status.
+timed() {
+	local name=$1 t0=$EPOCHREALTIME rc ms
+	shift
+	"$@"
+	rc=$?
+	ms=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
+	printf '# time %s: %d.%03d s\n' "$name" $((ms / 1000)) $((ms % 1000)) >&3
+	return $rc
+}
+
+# break_lease T A B CLIENT: mount A holds a file open with "A1" written
+# through it (a write lease caches it); B appends "B1", which makes smbd
+# break A's lease first. Both connections stay (the same smbd processes, no
+# disconnect in smbd's log); smbd's disk, A and B read A1 then B1.
+break_lease() {
+	local t=$1 ma=$2 mb=$3 ca=$4 name=samba-rdma.smbd.$1.cifs.break_lease f=brk.txt why='' afd
+	local pids0 pids1 log=$work/$t.brk.log lines0 l want='A1|B1|' all=()
+	pids0=$(client_pids "$ca")
+	mapfile -t all <"$slog"
+	lines0=${#all[@]}
+	exec {afd}>"$ma/$f" || { tap_fail "$name" "A cannot create $f"; return; }
+	printf 'A1\n' >&$afd
+	timeout -s KILL 60 sh -c 'printf "B1\n" >>"$1"' _ "$mb/$f" 2>"$log" ||
+		why="B's append: $(head -n 1 "$log")"
+	# A listing through A after B's create: a directory lease break too.
+	ls "$ma" >/dev/null 2>>"$log" || why=${why:-"ls through A failed"}
+	exec {afd}>&-
+	content "$share/$f"
+	[ -z "$why" ] && [ "$sd_c" != "$want" ] && why="smbd's disk has '$sd_c', want '$want'"
+	content "$ma/$f"
+	[ -z "$why" ] && [ "$sd_c" != "$want" ] && why="A reads '$sd_c', want '$want'"
+	content "$mb/$f"
+	[ -z "$why" ] && [ "$sd_c" != "$want" ] && why="B reads '$sd_c', want '$want'"
+	pids1=$(client_pids "$ca")
+	mapfile -t all <"$slog"
+	printf '%s\n' "${all[@]:lines0}" >"$log.smbd"
+	if [ -z "$why" ] && grep -q 'getsockopt(TCP_INFO)\|disconnect_client\|SEND_QUEUE_SIZE\|IO_TIMEOUT\|INTERNAL_ERROR' "$log.smbd"; then
+		why="smbd: $(grep -m1 'getsockopt(TCP_INFO)\|disconnect_client\|SEND_QUEUE_SIZE\|IO_TIMEOUT\|INTERNAL_ERROR' "$log.smbd")"
+	fi
+	for l in $pids0; do
+		[ -z "$why" ] && [[ " $pids1 " != *" $l "* ]] &&
+			why="smbd process $l (a client before the break) is gone: $pids0 -> $pids1 (cifs.ko reconnected)"
+	done
+	echo "# $name: smbd clients $pids0 -> $pids1, $(( ${#all[@]} - lines0 )) smbd log lines"
+	verdict "$name" "$why" "$log" "$log.smbd"
+	rm -f "$share/$f"
+}
+
+# smb_error LOG: the line of smbclient's output that explains a failure.
+smb_error() { grep -m1 'NT_STATUS\|rror\|ail\|killed' "$1" || echo "smbclient exit $rc"; }
+
+# tcp_beside T A M1 M2 CLIENT: Debian's smbclient over plain TCP to smbd's
+# address and port 445, while both SMB-Direct mounts are up: it lists the
+# share and reads a file written through the first mount; TCP ActiveOpens
+# moved; the mounts still answer and are served by the same two smbd
+# processes.
+tcp_beside() {
+	local t=$1 a=$2 m1=$3 m2=$4 ca=$5 name=samba-rdma.smbd.$1.cifs.tcp_client_beside
+	local log=$work/$t.tcp.log why='' o0 pids0 pids1
+	printf 'beside TCP\n' >"$m1/beside.txt" || { tap_fail "$name" "cannot write beside.txt through $m1"; return; }
+	pids0=$(client_pids "$ca")
+	tcp_opens
+	o0=$sd_opens
+	timed "$name" timeout -s KILL 120 smbclient "//$a/share" -p 445 -m SMB3 -s "$work/client.conf" \
+		-U root%P -c "ls; get beside.txt $work/beside.got" >"$log" 2>&1
+	rc=$?
+	tcp_opens
+	content "$work/beside.got"
+	if [ $rc -ne 0 ]; then
+		why="smbclient over TCP: $(smb_error "$log")"
+	elif ! file_has "$log" "^  beside\.txt +[A-Z]* +11 "; then
+		why="smbclient's listing has no beside.txt of 11 bytes: $(head -n 3 "$log" | tr '\n' ' ')"
+	elif [ "$sd_c" != "beside TCP|" ]; then
+		why="smbclient read '$sd_c' from beside.txt, want 'beside TCP|'"
+	elif [ $((sd_opens - o0)) -lt 1 ]; then
+		why="TCP ActiveOpens did not move: smbclient did not connect over TCP"
+	elif [ ! -f "$m1/beside.txt" ] || [ ! -f "$m2/beside.txt" ]; then
+		why="an SMB-Direct mount does not see beside.txt after the TCP client"
+	fi
+	rm -f "$m1/beside.txt" "$work/beside.got"
+	# The same two processes still serve the mounts (the TCP client's own
+	# may still be ending).
+	pids1=$(client_pids "$ca")
+	local q
+	for q in $pids0; do
+		[ -z "$why" ] && [[ " $pids1 " != *" $q "* ]] &&
+			why="smbd process $q of an SMB-Direct mount is gone: $pids0 -> $pids1"
+	done
+	verdict "$name" "$why" "$log"
+}
+
+cifs_transport() { # T
+	local t=$1 a=${addr[$1]} ca=${addr[$1]} dev=${sdev[$1]} m1=$work/$1.m1 m2=$work/$1.m2
+	local p=samba-rdma.smbd.$1.cifs why='' m n rc
+	local opts=rdma,vers=3.1.1,username=root,password=P,nosharesock
+	mkdir -p "$m1" "$m2"
+	mounts+=("$m1" "$m2")
+
+	# Two clients at once: smbd forks a process for each. cifs.ko picks the
+	# port itself: 5445 for iWARP, 445 for RoCE.
+	for m in "$m1" "$m2"; do
+		timed "$t mount" timeout -s KILL 120 mount -t cifs "//$a/share" "$m" -o "$opts" >"$m.log" 2>&1 ||
+			{ why="mount $m: $(head -n 1 "$m.log")"; break; }
+	done
+	if [ -z "$why" ]; then
+		n=$(clients "$ca")
+		[ "$n" -eq 2 ] || why="$n smbd processes serve $ca, want 2: $(pgrep -a '^smbd' | tr '\n' ';')"
+		# cifs.ko's view (SMB-Direct limits, the dialect; " signed"
+		# would follow it) and the sizes it chose, read with builtins.
+		local line k=0
+		while IFS= read -r line; do
+			line=${line#"${line%%[![:space:]]*}"}
+			[[ $line =~ max_readwrite_size|Dialect ]] && [ $k -lt 2 ] &&
+				{ echo "# cifs.ko: $line"; k=$((k + 1)); }
+		done </proc/fs/cifs/DebugData
+		while IFS= read -r line; do
+			[[ $line == *" $m1 "* && $line =~ rsize=([0-9]+).*wsize=([0-9]+) ]] &&
+				echo "# mount: rsize=${BASH_REMATCH[1]} wsize=${BASH_REMATCH[2]}"
+		done </proc/mounts
+	fi
+	if [ -n "$why" ]; then
+		tap_fail "$p.mount_two_clients" "$why" "$m1.log" "$m2.log" "$slog"
+		dmesg | grep -i 'cifs' | tail -n 8 | sed 's/^/# dmesg: /'
+		fail_while "$p." "not mounted"
+		for m in "$m1" "$m2"; do mountpoint -q "$m" && umount -l "$m"; done
+		return
+	fi
+	tap_ok "$p.mount_two_clients"
+
+	# The large file in through the first client, O_DIRECT.
+	stats "$work/s0"
+	timed "$t cifs write $mib MiB oflag=direct" timeout -s KILL 400 \
+		dd if="$work/big" of="$m1/big.bin" bs=$bs oflag=direct 2>"$work/dd.err"
+	rc=$?
+	stats "$work/s1"
+	why=
+	if [ $rc -ne 0 ]; then
+		why="dd exit $rc: $(grep -m1 -v 'records\|copied' "$work/dd.err")"
+	elif sums "$share/big.bin" && [ "${sum[$share/big.bin]}" != "${sum[$work/big]}" ]; then
+		why="smbd's disk: sha256 differs ($(stat -c %s "$share/big.bin" 2>&1) bytes)"
+	fi
+	verdict "$p.write_${mib}mib_direct" "$why" "$work/dd.err" "$slog"
+	local wrote=$why
+	echo "# $t write, smbd's counters: $(rdma_summary "$work/s0" "$work/s1")"
+	# smbd pulled the data: RDMA READ of the client's buffers.
+	why=$(at_least "$work/s0" "$work/s1" rdma_read_bytes $big)
+	[ -z "$why" ] && why=$(at_least "$work/s0" "$work/s1" rdma_read_bytes $big "$dev")
+	if [ -n "$why" ] && [ -n "$wrote" ]; then
+		why="$why (the write failed)"
+	elif [ -n "$why" ]; then
+		why="$why: the data went inline"
+	fi
+	verdict "$p.write_by_rdma" "$why"
+
+	# And back through the second client (not from a page cache), O_DIRECT.
+	rm -f "$work/back"
+	timed "$t cifs read $mib MiB iflag=direct" timeout -s KILL 400 \
+		dd if="$m2/big.bin" of="$work/back" bs=$bs iflag=direct 2>"$work/dd.err"
+	rc=$?
+	stats "$work/s2"
+	why=
+	if [ $rc -ne 0 ]; then
+		why="dd exit $rc: $(grep -m1 -v 'records\|copied' "$work/dd.err")"
+	elif sums "$work/back" && [ "${sum[$work/back]}" != "${sum[$work/big]}" ]; then
+		why="read back: sha256 differs ($(stat -c %s "$work/back" 2>&1) bytes)"
+	fi
+	verdict "$p.read_${mib}mib_direct" "$why" "$work/dd.err" "$slog"
+	local read=$why
+	rm -f "$work/back"
+	echo "# $t read, smbd's counters: $(rdma_summary "$work/s1" "$work/s2")"
+	why=$(at_least "$work/s1" "$work/s2" rdma_write_bytes $big)
+	[ -z "$why" ] && why=$(at_least "$work/s1" "$work/s2" rdma_write_bytes $big "$dev")
+	if [ -n "$why" ] && [ -n "$read" ]; then
+		why="$why (the read failed)"
+	elif [ -n "$why" ]; then
+		why="$why: the data went inline"
+	fi
+	verdict "$p.read_by_rdma" "$why"
+
+	break_lease "$t" "$m1" "$m2" "$ca"
+	[ "$t" = rxe4 ] && tcp_beside "$t" "$a" "$m1" "$m2" "$ca"
+	rm -f "$share/big.bin"
+
+	# Both unmounted; their smbd processes end.
+	why=
+	for m in "$m1" "$m2"; do
+		umount "$m" 2>"$work/umount.err" || { why="umount $m: $(head -n 1 "$work/umount.err")"; break; }
+	done
+	if [ -z "$why" ]; then
+		for ((i = 0; i < 40; i++)); do
+			[ "$(clients "$ca")" -eq 0 ] && break
+			sd_sleep 0.5
+		done
+		n=$(clients "$ca")
+		[ "$n" -eq 0 ] || why="$n smbd processes still serve $ca 20 s after umount"
+	fi
+	verdict "$p.umount" "$why" "$slog"
+}
+
+# --- the patched smbclient ------------------------------------------------------------
+# smbc LOG ADDR PORT USER COMMANDS [OPTION...]: the patched smbclient over
+# SMB-Direct. The module's counters before ($work/c0) and after ($work/c1);
+# TCP connections opened meanwhile in opened; the status in rc.
+smbc() {
+	local log=$1 a=$2 port=$3 u=$4 cmds=$5 o0 all=() n0=0
+	shift 5
+	[ -r "$slog" ] && { mapfile -t all <"$slog"; n0=${#all[@]}; }
+	# The previous run's counters are this one's baseline when nothing
+	# used the module since (chain=1).
+	if [ "${chain:-0}" = 1 ] && [ -s "$work/c1" ]; then
+		mv "$work/c1" "$work/c0"
+	else
+		stats "$work/c0"
+	fi
+	tcp_opens
+	o0=$sd_opens
+	LD_LIBRARY_PATH=$slib timed "smbclient $a:$port $*" timeout -s KILL 300 "$samba/smbclient" \
+		"//$a/share" -p "$port" -m SMB3 -s "$work/client.conf" -t 60 -U "$u" \
+		--option='client smbdirect=yes' "$@" -c "$cmds" >"$log" 2>&1
+	rc=$?
+	[ $rc -eq 137 ] && echo "smbclient killed after 300 s" >>"$log"
+	# What smbd logged meanwhile, for the verdicts.
+	: >"$log.smbd"
+	if [ -r "$slog" ]; then
+		mapfile -t all <"$slog"
+		[ ${#all[@]} -gt "$n0" ] && printf '%s\n' "${all[@]:n0}" >"$log.smbd"
+	fi
+	tcp_opens
+	opened=$((sd_opens - o0))
+	stats "$work/c1"
+	echo "# counters: $(rdma_summary "$work/c0" "$work/c1")"
+}
+# over_smbdirect T: empty if the smbclient run just made negotiated an
+# SMB-Direct connection and opened no TCP connection but the transport's own.
+over_smbdirect() {
+	delta "$work/c0" "$work/c1" connections
+	if [ "$sd_d" = '?' ] || [ "$sd_d" -lt 1 ]; then
+		echo "smbclient negotiated no SMB-Direct connection (connections +$sd_d): $(smb_error "$2")"
+	elif [ "$opened" -ne "${own_tcp[$1]}" ]; then
+		echo "$opened TCP connection(s) opened while smbclient ran, ${own_tcp[$1]} by the $1 transport: TCP fallback?"
+	fi
+}
+# check_copy SRC DISK BACK LOG: SHA-256 of the source, the server's copy and
+# the copy read back (sum[], from sums); empty or why not.
+check_copy() {
+	local want=${sum[$1]}
+	if [ ! -f "$2" ]; then
+		echo "put: ${2##*/} is not on the server's disk ($(smb_error "$4"))"
+	elif [ "${sum[$2]:--}" != "$want" ]; then
+		echo "put: the server's copy differs ($(stat -c %s "$2") of $(stat -c %s "$1") bytes)"
+	elif [ ! -f "$3" ]; then
+		echo "get wrote no file ($(smb_error "$4"))"
+	elif [ "${sum[$3]:--}" != "$want" ]; then
+		echo "get: sha256 differs ($(stat -c %s "$3") of $(stat -c %s "$1") bytes)"
+	fi
+}
+# put_get PREFIX T LOG DISKDIR: the three put_get verdicts of one run.
+put_get_verdicts() {
+	local p=$1 t=$2 log=$3 dir=$4 via why
+	sums "$dir/f1b" "$dir/f1mib" "$dir/fbig" "$work/1b.back" "$work/1mib.back" "$work/big.back"
+	via=$(over_smbdirect "$t" "$log")
+	why=$via
+	[ -z "$why" ] && why=$(check_copy "$work/1b" "$dir/f1b" "$work/1b.back" "$log")
+	verdict "$p.put_get_1b" "$why" "$log" "$log.smbd"
+	why=$via
+	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$dir/f1mib" "$work/1mib.back" "$log")
+	verdict "$p.put_get_1mib" "$why"
+	why=$via
+	[ -z "$why" ] && why=$(check_copy "$work/big" "$dir/fbig" "$work/big.back" "$log")
+	verdict "$p.put_get_${mib}mib" "$why"
+	# Whether the 1 MiB and large copies both arrived (what by_rdma proves
+	# went by RDMA).
+	copies_ok=0
+	[ -z "$via" ] && [ -z "$(check_copy "$work/1mib" "$dir/f1mib" "$work/1mib.back" "$log")" ] &&
+		[ -z "$why" ] && copies_ok=1
+}
+files_cmds="put $work/1b f1b; get f1b $work/1b.back; put $work/1mib f1mib; get f1mib $work/1mib.back; put $work/big fbig; get fbig $work/big.back"
+
+smbclient_smbd() { # T
+	local t=$1 a=${addr[$1]} port=${sport[$1]} dev=${sdev[$1]} p=samba-rdma.smbd.$1.smbclient
+	local log=$work/$1.smbc.log why via moved=$((MiB + big))
+	rm -f "$work"/*.back "$share"/f*
+	smbc "$log" "$a" "$port" root%P "$files_cmds"
+	put_get_verdicts "$p" "$t" "$log" "$share"
+	# The 1 MiB and large files each way through the RDMA channel: smbd
+	# RDMA-reads the put data and RDMA-writes the get data, on this
+	# transport's device; smbclient registered its buffers for them.
+	why=$(at_least "$work/c0" "$work/c1" rdma_read_bytes $moved "$dev")
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" rdma_write_bytes $moved "$dev")
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" registrations 2)
+	[ -n "$why" ] && why="smbd: $why (1 MiB + $mib MiB each way)"
+	[ $copies_ok = 1 ] || why="the 1 MiB and $mib MiB copies did not both arrive (above)${why:+; $why}"
+	verdict "$p.by_rdma" "$why"
+	rm -f "$work"/*.back "$share"/f*
+
+	# Signed: the RDMA channel stays (only the messages are signed).
+	log=$work/$t.sign.log
+	chain=1 smbc "$log" "$a" "$port" root%P \
+		"put $work/1mib fsig; get fsig $work/1mib.back" --client-protection=sign
+	via=$(over_smbdirect "$t" "$log")
+	why=$via
+	sums "$share/fsig" "$work/1mib.back"
+	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$share/fsig" "$work/1mib.back" "$log")
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" rdma_read_bytes $MiB "$dev")
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" rdma_write_bytes $MiB "$dev")
+	verdict "$p.signed_by_rdma" "$why" "$log" "$log.smbd"
+	rm -f "$work"/*.back "$share"/f*
+
+	# Encrypted: the data must stay in the (encrypted) messages.
+	log=$work/$t.encrypt.log
+	chain=1 smbc "$log" "$a" "$port" root%P \
+		"put $work/1mib fenc; get fenc $work/1mib.back" --client-protection=encrypt
+	via=$(over_smbdirect "$t" "$log")
+	why=$via
+	sums "$share/fenc" "$work/1mib.back"
+	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$share/fenc" "$work/1mib.back" "$log")
+	if [ -z "$why" ]; then
+		delta "$work/c0" "$work/c1" rdma_read_bytes
+		local r=$sd_d
+		delta "$work/c0" "$work/c1" rdma_write_bytes
+		[ "$r" != 0 ] || [ "$sd_d" != 0 ] &&
+			why="smbd moved data by RDMA in an encrypted session: rdma_read_bytes+$r rdma_write_bytes+$sd_d"
+	fi
+	# Inline: smbclient sent the put data, smbd the get data, and each
+	# received it, in messages: at least 2 MiB each way in the counters.
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" bytes_tx $((2 * MiB)))
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" bytes_rx $((2 * MiB)))
+	verdict "$p.encrypted_inline" "$why" "$log" "$log.smbd"
+	rm -f "$work"/*.back "$share"/f*
+}
+
+for t in "${transports[@]}"; do
+	if [ "$tap_n" -lt ${#names[@]} ] && [[ ${names[$tap_n]} == samba-rdma.smbd.$t.* ]]; then
+		t0=$SECONDS
+		mark "$t: cifs.ko against smbd"
+		cifs_transport "$t"
+		mark "$t: the patched smbclient against smbd"
+		smbclient_smbd "$t"
+		echo "# time $t against smbd: $((SECONDS - t0)) s"
+	fi
+done
+
+smbd_excerpt() {
+	awk '!/^ *#[0-9]+ / { if ($0 != last) print; last = $0; next }
+		{ n = $1; sub(/#/, "", n); if (n + 0 < 16) print }' "$slog" |
+		tail -n 150 | sed 's/^/# smbd log: /'
+}
+
+# --- smbd stops; nothing is left ---------------------------------------------------------
+# SIGTERM; no smbd process within 20 s, no cm_id on 445/5445 of the two
+# addresses, no TCP listener on 445 or 5445, the module's reference count
+# (one per live socket) back to what it was before smbd.
+stop_smbd() {
+	local name=samba-rdma.smbd.stop_leaves_nothing why='' i p tcp_left
+	kill -TERM "$spid" 2>/dev/null
+	for ((i = 0; i < 40; i++)); do
+		[ -z "$(smbd_pids)" ] && break
+		sd_sleep 0.5
+	done
+	if [ -n "$(smbd_pids)" ]; then
+		why="smbd processes left 20 s after SIGTERM: $(smbd_pids | tr '\n' ' ')"
+		for p in $(smbd_pids); do
+			echo "# smbd $p ($(cat "/proc/$p/comm" 2>/dev/null)): wchan $(cat "/proc/$p/wchan" 2>/dev/null)"
+			sed "s/^/# smbd $p stack: /" "/proc/$p/stack" 2>/dev/null | head -n 12
+		done
+		smbd_pids | xargs -r kill -KILL
+	fi
+	# No wait: a process stuck in the kernel would hang the script here.
+	spid=
+	for ((i = 0; i < 40; i++)); do
+		refcnt
+		cm_id_lines 'src-addr 10\.77\.0\.[12]:(445|5445) '
+		[ "$sd_refcnt" -le "$refs0" ] && [ ${#sd_cm_ids[@]} -eq 0 ] && break
+		sd_sleep 0.5
+	done
+	tcp_left=$(ss -Htln 'sport = :445 or sport = :5445' 2>&1)
+	if [ -z "$why" ] && [ ${#sd_cm_ids[@]} -gt 0 ]; then
+		why="cm_ids left on smbd's addresses: ${sd_cm_ids[0]}"
+	elif [ -z "$why" ] && [ -n "$tcp_left" ]; then
+		why="TCP listeners left on 445/5445: ${tcp_left//$'\n'/; }"
+	elif [ -z "$why" ] && [ "$sd_refcnt" -gt "$refs0" ]; then
+		why="af_smbdirect holds $sd_refcnt references, $refs0 before smbd: sockets left"
+	fi
+	echo "# af_smbdirect refcnt: $refs0 before smbd, $sd_refcnt after"
+	# After a failure: smbd's log, repeated lines once, backtraces cut to
+	# their first 16 frames (resolve them with addr2line on the host).
+	[ "$tap_failed" = 1 ] && smbd_excerpt
+	verdict "$name" "$why"
+}
+if [ "${names[$tap_n]}" = samba-rdma.smbd.stop_leaves_nothing ]; then
+	stop_smbd
+elif [ -n "$spid" ]; then
+	kill -KILL "$spid" 2>/dev/null
+	spid=
+fi
+
+# --- the patched smbclient against ksmbd ----------------------------------------------
+mark "ksmbd"
+if ksmbd_start; then
+	tap_ok "samba-rdma.ksmbd.start # rxe port $ksmbd_rxe_port, siw port $ksmbd_siw_port"
+else
+	case $ksmbd_error in
+	"ksmbd-tools are not installed" | "no ksmbd in this kernel" | "/etc/ksmbd is not writable")
+		skip_while samba-rdma.ksmbd. "$ksmbd_error" ;;
+	*) fail_while samba-rdma.ksmbd. "$ksmbd_error" ;;
+	esac
+fi
+kchain=0
+declare -A kport=([rxe4]=${ksmbd_rxe_port:-445} [siw4]=${ksmbd_siw_port:-5445})
+for t in "${transports[@]}"; do
+	p=samba-rdma.ksmbd.$t.smbclient
+	[ "$tap_n" -lt ${#names[@]} ] && [[ ${names[$tap_n]} == "$p."* ]] || continue
+	t0=$SECONDS
+	log=$work/$t.ksmbd.log
+	rm -f "$work"/*.back "${ksmbd_share:?}"/f1b "$ksmbd_share"/f1mib "$ksmbd_share"/fbig
+	chain=$kchain smbc "$log" "${addr[$t]}" "${kport[$t]}" U%P "$files_cmds"
+	kchain=1
+	put_get_verdicts "$p" "$t" "$log" "$ksmbd_share"
+	[ $copies_ok = 1 ] || dmesg | grep 'ksmbd' | tail -n 8 | sed 's/^/# dmesg: /'
+	# ksmbd moves the data by RDMA itself (its counters are not ours):
+	# smbclient registered its buffers, and its messages carried less than
+	# an eighth of the data each way.
+	moved=$((MiB + big))
+	why=$(at_least "$work/c0" "$work/c1" registrations 2)
+	for n in bytes_tx bytes_rx; do
+		delta "$work/c0" "$work/c1" $n
+		[ -z "$why" ] && { [ "$sd_d" = '?' ] || [ "$sd_d" -ge $((moved / 8)) ]; } &&
+			why="smbclient's $n grew by $sd_d, not under $((moved / 8)) (1/8 of the data): the data went inline"
+	done
+	[ $copies_ok = 1 ] || why="the 1 MiB and $mib MiB copies did not both arrive (above)${why:+; $why}"
+	verdict "$p.by_rdma" "$why" "$log"
+	rm -f "$work"/*.back "$ksmbd_share"/f1b "$ksmbd_share"/f1mib "$ksmbd_share"/fbig
+	echo "# time $t against ksmbd: $((SECONDS - t0)) s"
+done
+
+echo "# time samba-rdma.sh: $SECONDS s"
+tap_exit

@@ -14,7 +14,11 @@
 # needs): over TCP as it is, over SMB-Direct under `smbdirect run
 # --no-fallback --ports 4445` (its SMB2 client is Debian's, without the RDMA
 # channel: the data goes inline; the RDMA channel is the business of
-# tests/samba/samba-rdma.sh). SD_TORTURE_SUITES overrides the suites.
+# tests/interop/samba-rdma.sh). SD_TORTURE_SUITES overrides the suites:
+# make check runs a subset that fits its budget in the TCG guest; the
+# table of the issue (#25) was made with all of them, by hand:
+#   SD_TORTURE_SUITES="smb2.connect smb2.read ... smb2.oplock"
+#   tests/vm/quick.sh 7.2 tests/interop/samba-smbtorture.sh
 #
 # One TAP line per suite: ok when no test that passed over TCP failed over
 # SMB-Direct; each side's counts are in a comment. Before them,
@@ -31,7 +35,7 @@ us=${SD_US:-}
 sd=$us/tools/smbdirect
 work=$(mktemp -d /tmp/sd-torture.XXXXXX)
 spid=
-read -r -a suites <<<"${SD_TORTURE_SUITES:-smb2.connect smb2.read smb2.getinfo smb2.setinfo smb2.dir smb2.lock smb2.create smb2.ioctl smb2.credits smb2.compound smb2.lease smb2.oplock}"
+read -r -a suites <<<"${SD_TORTURE_SUITES:-smb2.connect smb2.read smb2.getinfo}"
 per_suite=${SD_TORTURE_TIMEOUT:-300}
 
 cleanup() {

@@ -114,7 +114,15 @@ done
 # Interop scripts (tests/interop/*.sh) print TAP; they start and stop the
 # peers they need (ksmbd, cifs mounts) themselves.
 mkdir -p "$out/interop"
+# Name order, but the ksmbd scripts last: ksmbd, once started, keeps 445
+# and 5445 (stopping it is not safe on 7.2), which the cifs-* scripts and
+# the patched smbd of samba-rdma.sh need free.
+interop=()
 for t in "$SD_REPO"/tests/interop/*.sh; do
+	case ${t##*/} in ksmbd*) ;; *) interop+=("$t") ;; esac
+done
+for t in "$SD_REPO"/tests/interop/ksmbd*.sh; do interop+=("$t"); done
+for t in "${interop[@]}"; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	# The kernel part runs the transport-level interop, the smb part

@@ -232,7 +232,8 @@ void sd_res_wait_idle(struct sd_sock *sd)
 	}
 }
 
-static bool sd_conn_over(struct sd_sock *sd)
+/* The connection failed or is being torn down. */
+bool sd_conn_over(struct sd_sock *sd)
 {
 	bool over;
 

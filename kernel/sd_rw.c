@@ -993,15 +993,23 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 
 	/*
 	 * Posted work is always waited for; a signal only stops posting.
-	 * No chunk completing for SD_RW_STALL means the QP is stuck (or
-	 * the peer is gone): sd_wait_wrs() flushes it.
+	 * The connection ending (the peer closed, a reset) flushes what is
+	 * still posted at once: nothing of it can complete any more. No
+	 * chunk completing for SD_RW_STALL means the QP is stuck (or the
+	 * peer is gone unnoticed): sd_wait_wrs() flushes it.
 	 */
 	progress = 0;
 	for (;;) {
-		t = wait_event_interruptible_timeout(sd->rdma_wait, sd_xfer_released(x),
+		t = wait_event_interruptible_timeout(sd->rdma_wait,
+						     sd_xfer_released(x) || sd_conn_over(sd),
 						     SD_RW_STALL);
-		if (t > 0)
+		if (sd_xfer_released(x))
 			break;
+		if (t > 0) {
+			sd_xfer_cancel(sd, x, sd_conn_errno(sd));
+			sd_wait_wrs(sd, sd_xfer_released, x, 0);
+			break;
+		}
 		if (t < 0) {
 			sd_xfer_cancel(sd, x, -ERESTARTSYS);
 			sd_wait_wrs(sd, sd_xfer_released, x, SD_RW_STALL);

@@ -539,6 +539,7 @@ void sd_res_put(struct sd_sock *sd);
 int sd_wc_errno(enum ib_wc_status status);
 int sd_conn_errno(struct sd_sock *sd);
 bool sd_qp_unusable(struct sd_sock *sd);
+bool sd_conn_over(struct sd_sock *sd);
 bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
 		 unsigned long stall);
 void sd_res_wait_idle(struct sd_sock *sd);

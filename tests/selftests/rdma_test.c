@@ -1163,6 +1163,13 @@ static int join_ms(pthread_t t, int ms)
 }
 
 #define RACE_LEN (4 * MIB)
+/*
+ * The bound on an RDMA ioctl whose peer went away: at once when the
+ * module learns the connection ended, else its stall detection
+ * (SD_RW_STALL, 30 s without a completing chunk) flushes the QP. A busy
+ * TCG host can delay the first, so the deadline is the second, with slack.
+ */
+#define SD_RW_BOUND_MS 40000
 
 /*
  * A registers 4 MiB for B to read; B's READV runs in a thread while A
@@ -1211,7 +1218,7 @@ static void pull_during_readv(struct __test_metadata *_metadata, const struct sd
 		EXPECT_TRUE(pin >= pin0 && pin <= pin0 + (long)(RACE_LEN >> 10))
 			TH_LOG("VmPin after DEREGISTER: %ld, before %ld", pin, pin0);
 	}
-	ret = join_ms(j.thread, SD_STEP_MS);
+	ret = join_ms(j.thread, SD_RW_BOUND_MS);
 	ASSERT_EQ(0, ret) TH_LOG("B's READV did not return");
 	if (j.ret == 0) {
 		EXPECT_EQ(RACE_LEN, j.bytes);

@@ -89,6 +89,10 @@ public:
 			return "message too large";
 		case ParseError::compound:
 			return "unexpected compounded message";
+		case ParseError::bad_signature:
+			return "bad signature";
+		case ParseError::unsigned_message:
+			return "unsigned message where the session signs";
 		}
 		return "unknown parse error";
 	}

@@ -73,6 +73,8 @@ enum class ParseError {
 	bad_ntlmssp,		/* NTLMSSP signature, type or field */
 	too_large,		/* above a limit we set */
 	compound,		/* a compounded message where none was sent */
+	bad_signature,		/* a signature that does not verify */
+	unsigned_message,	/* no signature where the session signs */
 };
 
 const std::error_category &parse_category();

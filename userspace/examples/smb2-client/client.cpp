@@ -99,6 +99,13 @@ Result<uint64_t> Client::send_request(Command command, uint16_t credit_charge,
 	if (auto ec = body(w))
 		return ec;
 	Bytes bytes = w.take();
+	if (sign_requests_ && signing_key_ && command != Command::negotiate) {
+		sign_message(bytes, *signing_key_);
+		/* Only a test would: a signature smbd must refuse. */
+		if (config_.binding_signature == BindingSignature::wrong && !bound_channel_ &&
+		    command == Command::session_setup)
+			bytes[48] ^= 0x01;
+	}
 	if (config_.verbose)
 		std::fprintf(stderr, "-> %s mid %llu charge %u credits %u (%zu bytes)\n",
 			     command_name(command), static_cast<unsigned long long>(h.message_id),
@@ -135,8 +142,24 @@ Result<Client::Response> Client::receive_response()
 		if (h->status == static_cast<uint32_t>(Status::pending) && h->is_async())
 			continue; /* interim response: the real one follows */
 		outstanding_ -= outstanding_ > 0;
+		if (auto ec = check_signature(*h, *m))
+			return ec;
 		return Response{ *h, std::move(*m) };
 	}
+}
+
+std::error_code Client::check_signature(const Header &h, ByteView message) const
+{
+	if (!signing_key_ || !verify_responses_)
+		return {};
+	if (h.flags & flag_signed)
+		return signature_valid(message, *signing_key_) ? std::error_code()
+							       : ParseError::bad_signature;
+	/* Errors may come unsigned ([MS-SMB2] 3.3.4.1.1); what succeeded may not. */
+	if (sign_requests_ && (h.status == static_cast<uint32_t>(Status::success) ||
+			       h.status == static_cast<uint32_t>(Status::more_processing_required)))
+		return ParseError::unsigned_message;
+	return {};
 }
 
 std::error_code Client::status_of(const Response &r, std::initializer_list<Status> also_ok)
@@ -178,10 +201,13 @@ Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charg
 std::error_code Client::negotiate()
 {
 	NegotiateRequest req;
-	req.security_mode = signing_enabled;
-	req.capabilities = cap_large_mtu;
-	if (auto ec = ntlm::random_bytes(req.client_guid))
+	req.security_mode = config_.sign ? signing_enabled | signing_required : signing_enabled;
+	req.capabilities = cap_large_mtu | (config_.multi_channel ? cap_multi_channel : 0);
+	if (config_.client_guid)
+		req.client_guid = *config_.client_guid;
+	else if (auto ec = ntlm::random_bytes(req.client_guid))
 		return ec;
+	client_guid_ = req.client_guid;
 	req.dialects = { config_.dialect };
 	if (config_.dialect == dialect_311) {
 		PreauthIntegrity p;
@@ -225,10 +251,42 @@ std::error_code Client::negotiate()
 
 std::error_code Client::session_setup()
 {
+	return authenticate(0);
+}
+
+std::error_code Client::bind_session(const Client &primary)
+{
+	if (primary.session_id_ == 0 || !primary.session_signing_key_)
+		return std::make_error_code(std::errc::invalid_argument);
+	/* [MS-SMB2] 3.2.4.2.3.1: same dialect; the ClientGuid names the client. */
+	if (negotiated_.dialect < dialect_300 ||
+	    negotiated_.dialect != primary.negotiated_.dialect || client_guid_ != primary.client_guid_)
+		return std::make_error_code(std::errc::protocol_not_supported);
+	session_id_ = primary.session_id_;
+	signing_key_ = primary.session_signing_key_;
+	session_signing_key_ = primary.session_signing_key_;
+	sign_requests_ = config_.binding_signature != BindingSignature::none;
+	if (auto ec = authenticate(session_setup_flag_binding))
+		return ec;
+	tree_id_ = primary.tree_id_;
+	return {};
+}
+
+/*
+ * The two SESSION_SETUP round trips of NTLMSSP, for a new session or (flags
+ * SMB2_SESSION_FLAG_BINDING) a new channel of session_id_. For 3.1.1 the
+ * preauth hash goes on from this connection's NEGOTIATE through both
+ * requests and the first response; the final response, signed with the
+ * key derived from it, is checked with that key.
+ */
+std::error_code Client::authenticate(uint8_t flags)
+{
 	const bool is_311 = negotiated_.dialect == dialect_311;
+	const bool binding = flags & session_setup_flag_binding;
 	Bytes negotiate = ntlm::encode_negotiate({});
 	SessionSetupRequest req;
-	req.security_mode = signing_enabled;
+	req.flags = flags;
+	req.security_mode = config_.sign ? signing_enabled | signing_required : signing_enabled;
 	req.security_buffer = negotiate;
 	auto first = exchange(
 		Command::session_setup, 1,
@@ -244,6 +302,8 @@ std::error_code Client::session_setup()
 	auto challenge_rsp = decode_session_setup_response(first->response);
 	if (!challenge_rsp)
 		return challenge_rsp.error();
+	if (binding && first->header.session_id != session_id_)
+		return ParseError::unexpected_message;
 	session_id_ = first->header.session_id;
 	if (session_id_ == 0)
 		return ParseError::bad_value;
@@ -261,10 +321,13 @@ std::error_code Client::session_setup()
 	if (!auth)
 		return auth.error();
 	req.security_buffer = std::move(auth->authenticate_message);
+	/* The final response is signed with the key this exchange ends in. */
+	verify_responses_ = false;
 	auto second = exchange(Command::session_setup, 1, [&](Writer &w) {
 		encode_session_setup_request(w, req);
 		return std::error_code();
 	});
+	verify_responses_ = true;
 	if (!second)
 		return second.error();
 	auto done = decode_session_setup_response(second->response);
@@ -275,10 +338,35 @@ std::error_code Client::session_setup()
 	/* The last request counts; the final (success) response does not. */
 	if (is_311)
 		preauth_.update(second->request);
-	session_flags_ = done->session_flags;
+	if (!binding)
+		session_flags_ = done->session_flags;
 	/* We cannot encrypt: a server that insists would reject every request. */
 	if (session_flags_ & session_flag_encrypt_data)
 		return std::make_error_code(std::errc::protocol_not_supported);
+	/* Guest and anonymous sessions have no key to sign with. */
+	if (session_flags_ & (session_flag_is_guest | session_flag_is_null)) {
+		if (config_.sign || binding)
+			return std::make_error_code(std::errc::permission_denied);
+		return {};
+	}
+	if (negotiated_.dialect < dialect_300)
+		return {};
+	SigningKey key = derive_signing_key(negotiated_.dialect, auth->session_base_key,
+					    preauth_.value());
+	if (second->header.flags & flag_signed) {
+		if (!signature_valid(second->response, key))
+			return ParseError::bad_signature;
+	} else if (binding || config_.sign) {
+		return ParseError::unsigned_message;
+	}
+	signing_key_ = key;
+	if (binding) {
+		bound_channel_ = true;
+		sign_requests_ = true;
+	} else {
+		session_signing_key_ = key;
+		sign_requests_ = config_.sign || (negotiated_.security_mode & signing_required);
+	}
 	return {};
 }
 

@@ -36,13 +36,24 @@
 
 #include "../smb2/ntlmssp.hpp"
 #include "../smb2/preauth.hpp"
+#include "../smb2/signing.hpp"
 #include "../smb2/smb2.hpp"
 
 namespace smb2 {
 
+/* How bind_session() signs its SESSION_SETUP requests: right, or (tests) not or wrongly. */
+enum class BindingSignature { valid, none, wrong };
+
 struct ClientConfig {
 	uint16_t dialect = dialect_311; /* 3.0.2 or 3.1.1 */
 	ntlm::Credentials credentials;
+	/* Require signing (SecurityMode SIGNING_REQUIRED) and sign every request of the session. */
+	bool sign = false;
+	/* Offer SMB2_GLOBAL_CAP_MULTI_CHANNEL. */
+	bool multi_channel = false;
+	/* The ClientGuid of NEGOTIATE; random when unset. Channels of one session share it. */
+	std::optional<std::array<uint8_t, 16>> client_guid;
+	BindingSignature binding_signature = BindingSignature::valid;
 	/* Credits the client tries to hold (enough for the largest READ). */
 	uint16_t credit_target = 512;
 	/* Each exchange on stderr. */
@@ -72,6 +83,16 @@ public:
 
 	std::error_code negotiate();
 	std::error_code session_setup();
+	/*
+	 * Binds this connection to primary's session as a new channel
+	 * ([MS-SMB2] 3.2.4.2.3.1): SESSION_SETUP with SMB2_SESSION_FLAG_BINDING
+	 * and primary's SessionId, signed with Session.SigningKey. This
+	 * connection must have negotiated primary's dialect (and ClientGuid);
+	 * afterwards it signs every request with its Channel.SigningKey and
+	 * uses primary's tree. primary must outlive nothing here but must stay
+	 * connected for the session to stay the one it established.
+	 */
+	std::error_code bind_session(const Client &primary);
 	/* unc: \\server\share (forward slashes are turned around). */
 	std::error_code tree_connect(std::string_view unc);
 	/* options: create options, a file by default (option_directory_file, 0 for either). */
@@ -109,6 +130,23 @@ public:
 	const PreauthHash &preauth() const
 	{
 		return preauth_;
+	}
+	uint64_t session_id() const
+	{
+		return session_id_;
+	}
+	const std::array<uint8_t, 16> &client_guid() const
+	{
+		return client_guid_;
+	}
+	/* Whether requests are signed (after SESSION_SETUP), and whether this is a bound channel. */
+	bool signs() const
+	{
+		return sign_requests_;
+	}
+	bool bound_channel() const
+	{
+		return bound_channel_;
 	}
 	/* GET_PARAMS of the SMB-Direct connection; nothing over TCP. */
 	const std::optional<smbdirect_params> &transport() const
@@ -163,6 +201,9 @@ public:
 	}
 
 private:
+	std::error_code authenticate(uint8_t flags);
+	/* A response's signature, where this connection has a key. */
+	std::error_code check_signature(const Header &h, ByteView message) const;
 	Result<RdmaResult> rdma_io(Command command, const FileId &file, uint64_t offset,
 				   std::span<const iovec> iov, Channel channel);
 
@@ -174,6 +215,14 @@ private:
 	uint64_t session_id_ = 0;
 	uint32_t tree_id_ = 0;
 	uint16_t session_flags_ = 0;
+	std::array<uint8_t, 16> client_guid_{};
+	/* Session.SigningKey (the first channel's) and this connection's key. */
+	std::optional<SigningKey> session_signing_key_;
+	std::optional<SigningKey> signing_key_;
+	bool sign_requests_ = false;
+	/* Off while a response is signed with a key not known yet (the binding's last). */
+	bool verify_responses_ = true;
+	bool bound_channel_ = false;
 	NegotiateResponse negotiated_;
 	PreauthHash preauth_;
 	std::optional<smbdirect_params> transport_;

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <optional>
 #include <string>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -67,6 +68,15 @@ const char usage_text[] =
 	"      --past-end-segments N  selftest: READ past the end of a file with N\n"
 	"                         descriptors (default 1)\n"
 	"      --tcp              SMB over TCP instead of SMB-Direct (no RDMA channel)\n"
+	"      --sign             require signing: every request of the session signed with\n"
+	"                         AES-128-CMAC, every response's signature checked\n"
+	"      --bind-from-tcp TCPPORT  info, put, get: establish the session over TCP to ADDR\n"
+	"                         TCPPORT first (signed, tree connected), then bind the\n"
+	"                         connection to ADDR PORT to it as a second channel\n"
+	"                         (SMB2_SESSION_FLAG_BINDING, the same ClientGuid) and run\n"
+	"                         COMMAND there; the TCP connection stays open to the end\n"
+	"      --bind-signature S with --bind-from-tcp, for tests: sign the binding\n"
+	"                         SESSION_SETUPs 'valid' (default), 'none' or 'wrong'\n"
 	"      --json             info, put, get, selftest: print JSON\n"
 	"  -v, --verbose          every SMB2 exchange on stderr\n"
 	"  -h, --help             this help\n"
@@ -86,6 +96,9 @@ struct Options {
 	std::string filter;
 	bool tcp = false;
 	bool json = false;
+	std::string bind_from_tcp; /* the TCP port of the session's first channel */
+	/* Set once the session is bound: start_session() has nothing left to do. */
+	bool bound = false;
 };
 
 int usage_error(const std::string &message)
@@ -155,14 +168,64 @@ int connect_to(const std::string &host, const std::string &port, bool tcp)
 	return fd;
 }
 
-int start_session(smb2::Client &client, const std::string &unc)
+int start_session(smb2::Client &client, const std::string &unc, const Options &o)
 {
+	if (o.bound)
+		return exit_ok; /* bind_channel() did it all */
 	if (auto ec = client.negotiate())
 		return runtime_error("NEGOTIATE", ec);
 	if (auto ec = client.session_setup())
 		return runtime_error("SESSION_SETUP", ec);
 	if (auto ec = client.tree_connect(unc))
 		return runtime_error("TREE_CONNECT " + unc, ec);
+	return exit_ok;
+}
+
+const char *transport_of(const smb2::Client &c)
+{
+	return c.transport() ? smbdirect_transport_name(c.transport()->transport) : "tcp";
+}
+
+/* --bind-from-tcp, first: the session and its tree over TCP (signed). */
+int start_primary(smb2::Client &primary, const std::string &unc)
+{
+	if (auto ec = primary.negotiate())
+		return runtime_error("NEGOTIATE (tcp)", ec);
+	if (auto ec = primary.session_setup())
+		return runtime_error("SESSION_SETUP (tcp)", ec);
+	if (auto ec = primary.tree_connect(unc))
+		return runtime_error("TREE_CONNECT (tcp) " + unc, ec);
+	return exit_ok;
+}
+
+/*
+ * Then this connection NEGOTIATEs with the same ClientGuid and dialect and
+ * binds to the session. primary stays connected: the session is the one it
+ * established.
+ */
+int bind_channel(smb2::Client &primary, smb2::Client &channel, const std::string &port,
+		 const std::string &tcp_port, Options &o)
+{
+	if (auto ec = channel.negotiate())
+		return runtime_error("NEGOTIATE (channel)", ec);
+	if (auto ec = channel.bind_session(primary))
+		return runtime_error("SESSION_SETUP (binding)", ec);
+	o.bound = true;
+	if (o.json)
+		std::printf("{\"command\": \"bind\", \"dialect\": \"%s\", \"session_id\": \"0x%llx\", "
+			    "\"channels\": [{\"transport\": \"%s\", \"port\": %s, \"signed\": %s}, "
+			    "{\"transport\": \"%s\", \"port\": %s, \"signed\": %s, \"bound\": %s}]}\n",
+			    smb2::dialect_name(channel.negotiated().dialect).c_str(),
+			    static_cast<unsigned long long>(channel.session_id()), transport_of(primary),
+			    tcp_port.c_str(), primary.signs() ? "true" : "false", transport_of(channel),
+			    port.c_str(), channel.signs() ? "true" : "false",
+			    channel.bound_channel() ? "true" : "false");
+	else
+		std::printf("session 0x%llx: channel 1 %s port %s, channel 2 %s port %s (bound, "
+			    "signed)\n",
+			    static_cast<unsigned long long>(channel.session_id()), transport_of(primary),
+			    tcp_port.c_str(), transport_of(channel), port.c_str());
+	std::fflush(stdout);
 	return exit_ok;
 }
 
@@ -177,7 +240,7 @@ int end_session(smb2::Client &client)
 
 int cmd_info(smb2::Client &client, const std::string &unc, const Options &o)
 {
-	if (int rc = start_session(client, unc))
+	if (int rc = start_session(client, unc, o))
 		return rc;
 	const auto &n = client.negotiated();
 	const auto &t = client.transport();
@@ -282,7 +345,7 @@ int cmd_put(smb2::Client &client, const std::string &unc, const std::string &loc
 	int in = ::open(local.c_str(), O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return runtime_error(local, { errno, std::system_category() });
-	if (int rc = start_session(client, unc)) {
+	if (int rc = start_session(client, unc, o)) {
 		::close(in);
 		return rc;
 	}
@@ -352,7 +415,7 @@ int cmd_put(smb2::Client &client, const std::string &unc, const std::string &loc
 int cmd_get(smb2::Client &client, const std::string &unc, const std::string &remote,
 	    const std::string &local, const Options &o)
 {
-	if (int rc = start_session(client, unc))
+	if (int rc = start_session(client, unc, o))
 		return rc;
 	auto file = client.create(remote, smb2::generic_read, smb2::disposition_open);
 	if (!file)
@@ -426,7 +489,8 @@ int cmd_get(smb2::Client &client, const std::string &unc, const std::string &rem
 int main(int argc, char **argv)
 {
 	enum { opt_rdma = 256, opt_invalidate, opt_io_size, opt_segments, opt_round_up,
-	       opt_local_dir, opt_filter, opt_past_end_segments, opt_tcp, opt_json, opt_depth };
+	       opt_local_dir, opt_filter, opt_past_end_segments, opt_tcp, opt_json, opt_depth,
+	       opt_sign, opt_bind_from_tcp, opt_bind_signature };
 	static const option long_options[] = {
 		{ "user", required_argument, nullptr, 'u' },
 		{ "password", required_argument, nullptr, 'p' },
@@ -443,6 +507,9 @@ int main(int argc, char **argv)
 		{ "past-end-segments", required_argument, nullptr, opt_past_end_segments },
 		{ "tcp", no_argument, nullptr, opt_tcp },
 		{ "json", no_argument, nullptr, opt_json },
+		{ "sign", no_argument, nullptr, opt_sign },
+		{ "bind-from-tcp", required_argument, nullptr, opt_bind_from_tcp },
+		{ "bind-signature", required_argument, nullptr, opt_bind_signature },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{},
@@ -523,6 +590,23 @@ int main(int argc, char **argv)
 		case opt_json:
 			o.json = true;
 			break;
+		case opt_sign:
+			o.config.sign = true;
+			break;
+		case opt_bind_from_tcp:
+			o.bind_from_tcp = optarg;
+			break;
+		case opt_bind_signature:
+			if (std::strcmp(optarg, "valid") == 0)
+				o.config.binding_signature = smb2::BindingSignature::valid;
+			else if (std::strcmp(optarg, "none") == 0)
+				o.config.binding_signature = smb2::BindingSignature::none;
+			else if (std::strcmp(optarg, "wrong") == 0)
+				o.config.binding_signature = smb2::BindingSignature::wrong;
+			else
+				return usage_error(std::string("bind-signature ") + optarg +
+						   ": must be valid, none or wrong");
+			break;
 		case 'v':
 			o.config.verbose = true;
 			break;
@@ -556,14 +640,41 @@ int main(int argc, char **argv)
 		return usage_error("--depth needs --rdma");
 	if (cmd == "selftest" && o.local_dir.empty())
 		return usage_error("selftest needs --local-dir");
+	if (!o.bind_from_tcp.empty() && cmd == "selftest")
+		return usage_error("--bind-from-tcp: info, put or get");
+	if (!o.bind_from_tcp.empty() && o.config.dialect < smb2::dialect_300)
+		return usage_error("--bind-from-tcp needs SMB 3");
 
+	const std::string &unc = args[2];
+	/* --bind-from-tcp: the session's first channel, open until we return. */
+	std::optional<smb2::Client> primary;
+	if (!o.bind_from_tcp.empty()) {
+		std::array<uint8_t, 16> guid;
+		if (auto ec = smb2::ntlm::random_bytes(guid))
+			return runtime_error("ClientGuid", ec);
+		o.config.client_guid = guid;
+		o.config.multi_channel = true;
+		smb2::ClientConfig first = o.config;
+		/* Samba signs every request of a session with more than one channel. */
+		first.sign = true;
+		first.binding_signature = smb2::BindingSignature::valid;
+		int tfd = connect_to(args[0], o.bind_from_tcp, true);
+		if (tfd < 0)
+			return exit_error;
+		primary.emplace(tfd, first);
+		if (int rc = start_primary(*primary, unc))
+			return rc;
+	}
 	int fd = connect_to(args[0], args[1], o.tcp);
 	if (fd < 0)
 		return exit_error;
 	smb2::Client client(fd, o.config);
 	if (o.rdma && !client.transport())
 		return runtime_error("GET_PARAMS", std::make_error_code(std::errc::not_supported));
-	const std::string &unc = args[2];
+	if (primary) {
+		if (int rc = bind_channel(*primary, client, args[1], o.bind_from_tcp, o))
+			return rc;
+	}
 	if (cmd == "info")
 		return cmd_info(client, unc, o);
 	if (cmd == "put")

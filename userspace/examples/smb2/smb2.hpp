@@ -94,6 +94,9 @@ constexpr uint16_t context_rdma_transform = 0x0007;
 constexpr uint16_t context_signing = 0x0008;
 constexpr uint16_t hash_sha512 = 0x0001;
 
+/* Flags of SESSION_SETUP requests. */
+constexpr uint8_t session_setup_flag_binding = 0x01;
+
 /* SessionFlags of SESSION_SETUP responses. */
 constexpr uint16_t session_flag_is_guest = 0x0001;
 constexpr uint16_t session_flag_is_null = 0x0002;

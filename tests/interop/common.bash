@@ -233,3 +233,150 @@ smbc_normalise() {
 		-e 's/[0-9]+ blocks of size [0-9]+\. [0-9]+ blocks available/BLOCKS/' \
 		-e 's/^([a-z_]*time): .*/\1: T/' "$1"
 }
+
+# --- the patched Samba's smbd (samba-*.sh) ------------------------------------------
+# samba_write_conf DIR ADDRS: a standalone smbd's whole configuration under
+# DIR: DIR/smb.conf (`smb ports = 445`, `server smbdirect ports = 445 5445`,
+# SMB3 only, interfaces ADDRS, its state in DIR/state) with share "share"
+# (DIR/share) for user root, password P, and DIR/client.conf for the
+# patched smbclient (its state in DIR/cstate).
+samba_write_conf() {
+	local dir=$1 st=$1/state lct
+	mkdir -p "$dir/share" "$st/ncalrpc" "$dir/cstate"
+	# User root, password P: an smbpasswd file written here (no pdbedit run:
+	# a process start costs seconds in the guest). The NT hash is MD4 of
+	# UTF-16LE "P"; U normal account, X password does not expire; the last
+	# change time is now (0 would mean "must change at next logon").
+	printf -v lct '%08X' "$EPOCHSECONDS"
+	echo "root:0:XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX:E788D377ACD8B4CAFBA02CC864D5E4DB:[UX         ]:LCT-$lct:" \
+		>"$st/smbpasswd"
+	chmod 600 "$st/smbpasswd"
+	cat >"$dir/smb.conf" <<CONF
+[global]
+	server role = standalone server
+	smb ports = 445
+	server smbdirect ports = 445 5445
+	interfaces = $2
+	bind interfaces only = yes
+	disable netbios = yes
+	server min protocol = SMB3
+	passdb backend = smbpasswd:$st/smbpasswd
+	state directory = $st
+	lock directory = $st
+	cache directory = $st
+	pid directory = $st
+	private dir = $st
+	binddns dir = $st
+	ncalrpc dir = $st/ncalrpc
+	log file = $st/log.%m
+	load printers = no
+	printing = bsd
+	printcap name = /dev/null
+	disable spoolss = yes
+[share]
+	path = $dir/share
+	read only = no
+	force user = root
+CONF
+	# The clients' configuration: everything they write under DIR.
+	cat >"$dir/client.conf" <<CONF
+[global]
+	client min protocol = SMB3
+	disable netbios = yes
+	cache directory = $dir/cstate
+	lock directory = $dir/cstate
+	state directory = $dir/cstate
+	private dir = $dir/cstate
+	ncalrpc dir = $dir/cstate
+CONF
+}
+
+# samba_smbd_start BIN CONF LOG LIBPATH N ADDR...: starts BIN/smbd in the
+# foreground (in its own session: it signals its process group when it
+# stops; $SD_SAMBA_DEBUG its debug level, 1) and waits up to 90 s for its
+# TCP 445 listener on every ADDR (/proc/net/tcp, LISTEN is state 0A,
+# addresses little-endian hex; read with builtins while smbd starts) and N
+# SMB-Direct listeners (rdma's LISTEN cm_ids on 10.77.0.x, 445 or 5445, in
+# sd_cm_ids). smbd's pid in sd_smbd_pid; why it is not listening in sd_why.
+samba_smbd_start() {
+	local bin=$1 conf=$2 log=$3 lib=$4 n=$5 deadline listening=0 a o ok hex=()
+	shift 5
+	for a in "$@"; do
+		IFS=. read -r -a o <<<"$a"
+		printf -v a '%02X%02X%02X%02X:01BD' "${o[3]}" "${o[2]}" "${o[1]}" "${o[0]}"
+		hex+=("$a")
+	done
+	sd_why=
+	LD_LIBRARY_PATH=$lib setsid "$bin/smbd" --foreground --no-process-group \
+		--debug-stdout -d "${SD_SAMBA_DEBUG:-1}" -s "$conf" >"$log" 2>&1 </dev/null &
+	sd_smbd_pid=$!
+	deadline=$((SECONDS + 90))
+	while :; do
+		ok=1
+		for a in "${hex[@]}"; do
+			file_has /proc/net/tcp "^ *[0-9]+: $a 00000000:0000 0A " || { ok=0; break; }
+		done
+		if [ $ok = 1 ]; then
+			cm_id_lines 'state LISTEN .*src-addr 10\.77\.0\.[0-9]+:(445|5445) '
+			[ ${#sd_cm_ids[@]} -ge "$n" ] && { listening=1; break; }
+		fi
+		kill -0 "$sd_smbd_pid" 2>/dev/null || { sd_why="smbd exited: $(tail -n 1 "$log")"; break; }
+		[ $SECONDS -lt $deadline ] || break
+		sd_sleep 0.3
+	done
+	[ -z "$sd_why" ] && [ $listening = 0 ] &&
+		sd_why="smbd has not its TCP 445 listeners on $* and $n SMB-Direct ones after 90 s"
+	return 0
+}
+
+# --- the module's counters ------------------------------------------------------
+# For the Samba scripts (samba-*.sh): $sd is the smbdirect tool.
+# stats FILE: `smbdirect stats --json`, the namespace's counters.
+stats() { "$sd" stats --json >"$1" 2>"$1.err"; }
+# counter FILE NAME [DEV]: the namespace's total (or device DEV's) counter
+# NAME, in sd_val (empty if absent). No process.
+counter() {
+	local j='' re
+	sd_val=
+	[ -r "$1" ] && IFS= read -r j <"$1"
+	if [ -n "${3:-}" ]; then
+		[[ $j == *"\"name\":\"$3\""* ]] || return 0
+		j=${j#*\"name\":\""$3"\"}
+		j=${j%%\"name\":*}
+	else
+		j=${j%%\"devices\"*}
+	fi
+	re="\"$2\":([0-9]+)"
+	[[ $j =~ $re ]] && sd_val=${BASH_REMATCH[1]}
+	return 0
+}
+# delta BEFORE AFTER NAME [DEV]: the counter's growth, in sd_d ("?" if unread).
+delta() {
+	local a
+	counter "$1" "$3" "${4:-}"
+	a=$sd_val
+	# A device gets its column when a socket first uses it.
+	[ -n "${4:-}" ] && [ -z "$a" ] && a=0
+	counter "$2" "$3" "${4:-}"
+	if [ -z "$a" ] || [ -z "$sd_val" ]; then sd_d='?'; else sd_d=$((sd_val - a)); fi
+}
+# at_least BEFORE AFTER NAME N [DEV]: empty if NAME grew by N or more.
+at_least() {
+	delta "$1" "$2" "$3" "${5:-}"
+	if [ "$sd_d" = '?' ]; then
+		echo "counter $3 unread ($(head -c 200 "$2.err" 2>/dev/null))"
+	elif [ "$sd_d" -lt "$4" ]; then
+		echo "$3${5:+ on $5} grew by $sd_d, want >= $4"
+	fi
+}
+# rdma_summary BEFORE AFTER: the RDMA and message counters' growth, one line.
+rdma_summary() {
+	local n out=
+	for n in rdma_reads rdma_read_bytes rdma_writes rdma_write_bytes registrations \
+		send_invalidates remote_invalidations bytes_tx bytes_rx connections err_rdma; do
+		delta "$1" "$2" "$n"
+		out+=" $n+$sd_d"
+	done
+	echo "${out# }"
+}
+

@@ -204,56 +204,6 @@ tcp_opens() {
 	for i in "${!hdr[@]}"; do [ "${hdr[i]}" = ActiveOpens ] && sd_opens=${val[i]:-0}; done
 }
 
-# --- the module's counters ------------------------------------------------------
-# stats FILE: `smbdirect stats --json`, the namespace's counters.
-stats() { "$sd" stats --json >"$1" 2>"$1.err"; }
-# counter FILE NAME [DEV]: the namespace's total (or device DEV's) counter
-# NAME, in sd_val (empty if absent). No process.
-counter() {
-	local j='' re
-	sd_val=
-	[ -r "$1" ] && IFS= read -r j <"$1"
-	if [ -n "${3:-}" ]; then
-		[[ $j == *"\"name\":\"$3\""* ]] || return 0
-		j=${j#*\"name\":\""$3"\"}
-		j=${j%%\"name\":*}
-	else
-		j=${j%%\"devices\"*}
-	fi
-	re="\"$2\":([0-9]+)"
-	[[ $j =~ $re ]] && sd_val=${BASH_REMATCH[1]}
-	return 0
-}
-# delta BEFORE AFTER NAME [DEV]: the counter's growth, in sd_d ("?" if unread).
-delta() {
-	local a
-	counter "$1" "$3" "${4:-}"
-	a=$sd_val
-	# A device gets its column when a socket first uses it.
-	[ -n "${4:-}" ] && [ -z "$a" ] && a=0
-	counter "$2" "$3" "${4:-}"
-	if [ -z "$a" ] || [ -z "$sd_val" ]; then sd_d='?'; else sd_d=$((sd_val - a)); fi
-}
-# at_least BEFORE AFTER NAME N [DEV]: empty if NAME grew by N or more.
-at_least() {
-	delta "$1" "$2" "$3" "${5:-}"
-	if [ "$sd_d" = '?' ]; then
-		echo "counter $3 unread ($(head -c 200 "$2.err" 2>/dev/null))"
-	elif [ "$sd_d" -lt "$4" ]; then
-		echo "$3${5:+ on $5} grew by $sd_d, want >= $4"
-	fi
-}
-# rdma_summary BEFORE AFTER: the RDMA and message counters' growth, one line.
-rdma_summary() {
-	local n out=
-	for n in rdma_reads rdma_read_bytes rdma_writes rdma_write_bytes registrations \
-		send_invalidates remote_invalidations bytes_tx bytes_rx connections err_rdma; do
-		delta "$1" "$2" "$n"
-		out+=" $n+$sd_d"
-	done
-	echo "${out# }"
-}
-
 if pgrep -x ksmbd.mountd >/dev/null; then
 	fail_while samba-rdma.smbd. "ksmbd runs: it holds TCP 445 on every device and SMB-Direct 445/5445 on every address (run this script before ksmbd-offload.sh and ksmbd-smbclient.sh)"
 fi
@@ -261,89 +211,20 @@ fi
 # --- smbd -------------------------------------------------------------------------
 share=$work/share
 st=$work/state
-mkdir -p "$share" "$st/ncalrpc" "$work/cstate"
 conf=$work/smb.conf
-# User root, password P: an smbpasswd file written here (no pdbedit run:
-# a process start costs seconds in the guest). The NT hash is MD4 of
-# UTF-16LE "P"; U normal account, X password does not expire; the last
-# change time is now (0 would mean "must change at next logon").
-printf -v lct '%08X' "$EPOCHSECONDS"
-echo "root:0:XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX:E788D377ACD8B4CAFBA02CC864D5E4DB:[UX         ]:LCT-$lct:" \
-	>"$st/smbpasswd"
-chmod 600 "$st/smbpasswd"
-cat >"$conf" <<CONF
-[global]
-	server role = standalone server
-	smb ports = 445
-	server smbdirect ports = 445 5445
-	interfaces = ${addr[rxe4]} ${addr[siw4]}
-	bind interfaces only = yes
-	disable netbios = yes
-	server min protocol = SMB3
-	passdb backend = smbpasswd:$st/smbpasswd
-	state directory = $st
-	lock directory = $st
-	cache directory = $st
-	pid directory = $st
-	private dir = $st
-	binddns dir = $st
-	ncalrpc dir = $st/ncalrpc
-	log file = $st/log.%m
-	load printers = no
-	printing = bsd
-	printcap name = /dev/null
-	disable spoolss = yes
-[share]
-	path = $share
-	read only = no
-	force user = root
-CONF
-# The clients' configuration: everything they write under $work.
-cat >"$work/client.conf" <<CONF
-[global]
-	client min protocol = SMB3
-	disable netbios = yes
-	cache directory = $work/cstate
-	lock directory = $work/cstate
-	state directory = $work/cstate
-	private dir = $work/cstate
-	ncalrpc dir = $work/cstate
-CONF
-
+samba_write_conf "$work" "${addr[rxe4]} ${addr[siw4]}"
 refcnt
 refs0=$sd_refcnt
 slog=$work/smbd.log
-# smbd_listen: starts smbd (in its own session: it signals its process group
-# when it stops) and waits for its listeners: TCP 445 on both addresses
-# (/proc/net/tcp, LISTEN is state 0A, addresses little-endian hex; read with
-# builtins while smbd starts), then SMB-Direct (rdma's cm_ids): 445 and 5445
-# on rxe's address, 5445 on siw's, and no 445 there, which smbd's own TCP
-# 445 holds (iWARP connections are TCP ones): that one is logged, left out.
-hex_addr() {
-	local o
-	IFS=. read -r -a o <<<"$1"
-	printf -v sd_hex '%02X%02X%02X%02X:01BD' "${o[3]}" "${o[2]}" "${o[1]}" "${o[0]}"
-}
+# smbd_listen: starts smbd and waits for its listeners (samba_smbd_start):
+# TCP 445 on both addresses, then SMB-Direct: 445 and 5445 on rxe's
+# address, 5445 on siw's, and no 445 there, which smbd's own TCP 445 holds
+# (iWARP connections are TCP ones): that one is logged, left out.
 smbd_listen() {
-	local why='' deadline listening=0 tcp_r tcp_w l all
-	LD_LIBRARY_PATH=$slib setsid "$samba/smbd" --foreground --no-process-group \
-		--debug-stdout -d "${SD_SAMBA_DEBUG:-1}" -s "$conf" >"$slog" 2>&1 </dev/null &
-	spid=$!
-	hex_addr "${addr[rxe4]}"; tcp_r=$sd_hex
-	hex_addr "${addr[siw4]}"; tcp_w=$sd_hex
-	deadline=$((SECONDS + 90))
-	while :; do
-		if file_has /proc/net/tcp "^ *[0-9]+: $tcp_r 00000000:0000 0A " &&
-			file_has /proc/net/tcp "^ *[0-9]+: $tcp_w 00000000:0000 0A "; then
-			cm_id_lines 'state LISTEN .*src-addr 10\.77\.0\.[12]:(445|5445) '
-			[ ${#sd_cm_ids[@]} -ge 3 ] && { listening=1; break; }
-		fi
-		kill -0 "$spid" 2>/dev/null || { why="smbd exited: $(tail -n 1 "$slog")"; break; }
-		[ $SECONDS -lt $deadline ] || break
-		sd_sleep 0.3
-	done
-	[ -z "$why" ] && [ $listening = 0 ] &&
-		why="smbd has not its two TCP 445 listeners and three SMB-Direct ones after 90 s"
+	local why l all
+	samba_smbd_start "$samba" "$conf" "$slog" "$slib" 3 "${addr[rxe4]}" "${addr[siw4]}"
+	spid=$sd_smbd_pid
+	why=$sd_why
 	for l in "${sd_cm_ids[@]}"; do echo "# smbd: $l"; done
 	printf -v all '%s\n' "${sd_cm_ids[@]}"
 	if [ -z "$why" ]; then

@@ -63,12 +63,21 @@ export SMBDIRECT_RESULTS := $(RESULTS)
 # the cache lives with the project's others, paths under the tree are
 # hashed relative to it, so a fresh clone anywhere reuses what an earlier
 # build compiled. Only time depends on it, never a result.
+# Depend mode: where the compiler writes its dependencies (-MD, as CMake,
+# Kbuild and Samba's waf ask), ccache hashes the headers that file names
+# instead of running the preprocessor a second time, so a miss costs what
+# the compile costs. In preprocessor mode a miss cost Samba's -O0 compiles
+# 55% more CPU than gcc alone (24 files: 13.3 s against 8.6 s), in depend
+# mode nothing (7.6 s); the ASan C++ compiles 6% either way (2026-11-28).
+# Where the compiler writes no dependencies, ccache falls back to the
+# preprocessor mode by itself.
 ifneq ($(wildcard /usr/lib/ccache/gcc),)
 export PATH := /usr/lib/ccache:$(PATH)
 export CCACHE_DIR ?= $(HOME)/.cache/smbdirect/ccache
 export CCACHE_BASEDIR ?= $(ROOT)
 export CCACHE_NOHASHDIR ?= 1
 export CCACHE_MAXSIZE ?= 2G
+export CCACHE_DEPEND ?= 1
 endif
 
 # One build directory per kernel: a tree of symlinks to the sources, so

@@ -21,7 +21,10 @@
 #      least the file's size for the write, RDMA-writing it for the read.
 #   3. A lease break between the two mounts (cifs-smbd.sh's case) and, over
 #      rxe, Debian's smbclient over plain TCP to the same address and port
-#      445 listing the share while both SMB-Direct mounts are up.
+#      445 listing the share while both SMB-Direct mounts are up; over
+#      rxe also a third mount with seal reading 2 MiB in 1 MiB O_DIRECT
+#      reads: encrypted, inline, each response within cifs.ko's 1 MiB
+#      MaxFragmentedSize with its transform header (sealed_read).
 #   4. The patched smbclient (`--option='client smbdirect=yes' -p PORT -m
 #      SMB3`): put/get of 1 B, 1 MiB and $SD_SAMBA_RDMA_MIB MiB with SHA-256,
 #      against smbd and against ksmbd; the counters show the 1 MiB and large
@@ -113,7 +116,7 @@ for t in "${transports[@]}"; do
 	p=samba-rdma.smbd.$t
 	names+=("$p.cifs.mount_two_clients" "$p.cifs.write_${mib}mib_direct" "$p.cifs.write_by_rdma"
 		"$p.cifs.read_${mib}mib_direct" "$p.cifs.read_by_rdma" "$p.cifs.break_lease")
-	[ "$t" = rxe4 ] && names+=("$p.cifs.tcp_client_beside")
+	[ "$t" = rxe4 ] && names+=("$p.cifs.tcp_client_beside" "$p.cifs.sealed_read_inline")
 	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
@@ -346,6 +349,42 @@ tcp_beside() {
 	verdict "$name" "$why" "$log"
 }
 
+# sealed_read T A: a third cifs.ko mount with seal (an encrypted tree)
+# reads the first 2 MiB of big.bin in 1 MiB O_DIRECT reads. cifs.ko keeps
+# encrypted data inline (no RDMA channel) and, unsigned, asks for reads of
+# up to the negotiated max_readwrite_size, far more than one message of
+# its MaxFragmentedSize holds (173 910 bytes on 6.12 and 7.2): smbd must
+# shorten each read so that the response, with its 52-byte transform
+# header, fits into one message.
+sealed_read() {
+	local t=$1 a=$2 m=$work/$1.m3 name=samba-rdma.smbd.$1.cifs.sealed_read_inline
+	local why='' rc line want
+	mkdir -p "$m"
+	if ! timed "$t sealed mount" timeout -s KILL 120 mount -t cifs "//$a/share" "$m" \
+			-o rdma,vers=3.1.1,username=root,password=P,nosharesock,seal >"$m.log" 2>&1; then
+		tap_fail "$name" "mount with seal: $(head -n 1 "$m.log")" "$m.log" "$slog"
+		return
+	fi
+	mounts+=("$m")
+	while IFS= read -r line; do
+		[[ $line == *" $m "* && $line =~ rsize=([0-9]+) ]] &&
+			echo "# sealed mount: rsize=${BASH_REMATCH[1]}"
+	done </proc/mounts
+	timed "$t cifs sealed read 2 MiB" timeout -s KILL 300 \
+		dd if="$m/big.bin" of="$work/sealed" bs=1M count=2 iflag=direct 2>"$work/dd.err"
+	rc=$?
+	want=$(head -c $((2 * MiB)) "$work/big" | sha256sum)
+	if [ $rc -ne 0 ]; then
+		why="dd exit $rc: $(grep -m1 -v 'records\|copied' "$work/dd.err")"
+		dmesg | grep -i 'cifs\|smbd' | tail -n 6 | sed 's/^/# dmesg: /'
+	elif [ "$(sha256sum <"$work/sealed")" != "$want" ]; then
+		why="sha256 of the 2 MiB read through the sealed mount differs ($(stat -c %s "$work/sealed") bytes)"
+	fi
+	rm -f "$work/sealed"
+	umount "$m" 2>"$work/umount.err" || why=${why:-"umount $m: $(head -n 1 "$work/umount.err")"}
+	verdict "$name" "$why" "$work/dd.err" "$slog"
+}
+
 cifs_transport() { # T
 	local t=$1 a=${addr[$1]} ca=${addr[$1]} dev=${sdev[$1]} m1=$work/$1.m1 m2=$work/$1.m2
 	local p=samba-rdma.smbd.$1.cifs why='' m n rc
@@ -436,6 +475,7 @@ cifs_transport() { # T
 
 	break_lease "$t" "$m1" "$m2" "$ca"
 	[ "$t" = rxe4 ] && tcp_beside "$t" "$a" "$m1" "$m2" "$ca"
+	[ "$t" = rxe4 ] && sealed_read "$t" "$a"
 	rm -f "$share/big.bin"
 
 	# Both unmounted; their smbd processes end.

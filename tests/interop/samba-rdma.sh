@@ -23,7 +23,7 @@
 #      rxe, Debian's smbclient over plain TCP to the same address and port
 #      445 listing the share while both SMB-Direct mounts are up; over
 #      rxe also a third mount with seal reading 2 MiB in 1 MiB O_DIRECT
-#      reads: encrypted, inline, each response within cifs.ko's 1 MiB
+#      reads: encrypted, inline, each response within cifs.ko's
 #      MaxFragmentedSize with its transform header (sealed_read).
 #   4. The patched smbclient (`--option='client smbdirect=yes' -p PORT -m
 #      SMB3`): put/get of 1 B, 1 MiB and $SD_SAMBA_RDMA_MIB MiB with SHA-256,
@@ -110,6 +110,8 @@ declare -A sdev=([rxe4]=rxe0 [siw4]=siw1)
 declare -A own_tcp=([rxe4]=0 [siw4]=1)
 spid=
 mounts=()
+# cifs.ko's mount options, every mount of the script.
+cifs_opts=rdma,vers=3.1.1,username=root,password=P,nosharesock
 
 names=(samba-rdma.smbd.listen)
 for t in "${transports[@]}"; do
@@ -358,18 +360,15 @@ tcp_beside() {
 # header, fits into one message.
 sealed_read() {
 	local t=$1 a=$2 m=$work/$1.m3 name=samba-rdma.smbd.$1.cifs.sealed_read_inline
-	local why='' rc line want
+	local why='' rc want
 	mkdir -p "$m"
 	if ! timed "$t sealed mount" timeout -s KILL 120 mount -t cifs "//$a/share" "$m" \
-			-o rdma,vers=3.1.1,username=root,password=P,nosharesock,seal >"$m.log" 2>&1; then
+			-o "$cifs_opts,seal" >"$m.log" 2>&1; then
 		tap_fail "$name" "mount with seal: $(head -n 1 "$m.log")" "$m.log" "$slog"
 		return
 	fi
 	mounts+=("$m")
-	while IFS= read -r line; do
-		[[ $line == *" $m "* && $line =~ rsize=([0-9]+) ]] &&
-			echo "# sealed mount: rsize=${BASH_REMATCH[1]}"
-	done </proc/mounts
+	mount_sizes "$m" "sealed mount"
 	timed "$t cifs sealed read 2 MiB" timeout -s KILL 300 \
 		dd if="$m/big.bin" of="$work/sealed" bs=1M count=2 iflag=direct 2>"$work/dd.err"
 	rc=$?
@@ -385,10 +384,20 @@ sealed_read() {
 	verdict "$name" "$why" "$work/dd.err" "$slog"
 }
 
+# mount_sizes M LABEL: the rsize and wsize cifs.ko chose for mount M, as a
+# comment (read with builtins).
+mount_sizes() {
+	local line
+	while IFS= read -r line; do
+		[[ $line == *" $1 "* && $line =~ rsize=([0-9]+).*wsize=([0-9]+) ]] &&
+			echo "# $2: rsize=${BASH_REMATCH[1]} wsize=${BASH_REMATCH[2]}"
+	done </proc/mounts
+}
+
 cifs_transport() { # T
 	local t=$1 a=${addr[$1]} ca=${addr[$1]} dev=${sdev[$1]} m1=$work/$1.m1 m2=$work/$1.m2
 	local p=samba-rdma.smbd.$1.cifs why='' m n rc
-	local opts=rdma,vers=3.1.1,username=root,password=P,nosharesock
+	local opts=$cifs_opts
 	mkdir -p "$m1" "$m2"
 	mounts+=("$m1" "$m2")
 
@@ -409,10 +418,7 @@ cifs_transport() { # T
 			[[ $line =~ max_readwrite_size|Dialect ]] && [ $k -lt 2 ] &&
 				{ echo "# cifs.ko: $line"; k=$((k + 1)); }
 		done </proc/fs/cifs/DebugData
-		while IFS= read -r line; do
-			[[ $line == *" $m1 "* && $line =~ rsize=([0-9]+).*wsize=([0-9]+) ]] &&
-				echo "# mount: rsize=${BASH_REMATCH[1]} wsize=${BASH_REMATCH[2]}"
-		done </proc/mounts
+		mount_sizes "$m1" mount
 	fi
 	if [ -n "$why" ]; then
 		tap_fail "$p.mount_two_clients" "$why" "$m1.log" "$m2.log" "$slog"

@@ -14,7 +14,8 @@
 # Environment: SD_VM_TIMEOUT (seconds, default 1500), SD_VM_MEM (default 3G),
 # SD_MODULE_DIR (build directory holding af_smbdirect.ko), SD_VM_QUIET=1 to
 # keep the console off stdout, SD_VM_APPEND (more kernel parameters), SD_VM_CPUS
-# (the guest's CPUs, default 1).
+# (the guest's CPUs, default 1), SD_VM_CPU (QEMU's -cpu, default
+# max,la57=off; for experiments with the guest's CPU model).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -53,7 +54,7 @@ append=$(echo $append)
 # TCG runs each vCPU on a host thread of its own: an SMP guest's CPUs run
 # at the same time, as on hardware.
 cpus=${SD_VM_CPUS:-1}
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max,la57=off
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "${SD_VM_CPU:-max,la57=off}"
 	-smp "$cpus,sockets=$cpus,cores=1,threads=1"
 	-m "${SD_VM_MEM:-3G}" -nodefaults -display none -no-reboot
 	-serial stdio -monitor none

@@ -128,6 +128,23 @@ void sd_wc_error(struct sd_sock *sd)
 		sd_fail(sd, -ECONNRESET);
 }
 
+/*
+ * Posting a work request failed; sd->lock held. -ENOTCONN is the QP
+ * leaving RTS under us (siw refuses work while its QP state is being
+ * changed or once it is closing: the peer's close, seen by the QP before
+ * rdma_cm reports it). That is the race sd_wc_error() judges: a client
+ * whose server accepted and closed at once reposts the receive of the
+ * negotiate response into a closing QP, and must still connect and then
+ * read EOF, not fail connect() with EIO. Any other error is ours.
+ */
+void sd_post_failed(struct sd_sock *sd, int err)
+{
+	if (err == -ENOTCONN)
+		sd_wc_error(sd);
+	else
+		sd_fail(sd, -EIO);
+}
+
 static void sd_reset_fn(struct work_struct *work)
 {
 	struct sd_sock *sd = container_of(to_delayed_work(work), struct sd_sock,

@@ -66,14 +66,17 @@ static bool sd_rx_hold_back(struct sd_sock *sd)
 static void sd_rx_repost(struct sd_sock *sd, struct sd_rx_buf *rx, bool may_hold)
 {
 	struct sd_core_actions act;
+	int err;
 
 	/* A QP that failed a completion takes no more work requests. */
 	if (sd->wc_failed || (may_hold && sd_rx_hold_back(sd))) {
 		list_add_tail(&rx->node, &sd->rx_deferred);
 		return;
 	}
-	if (sd_rx_post(sd, rx)) {
-		sd_fail(sd, -EIO);
+	err = sd_test_repost_fail() ?: sd_rx_post(sd, rx);
+	if (err) {
+		sd_post_failed(sd, err);
+		list_add_tail(&rx->node, &sd->rx_deferred);
 		return;
 	}
 	if (!sd_core_recv_posted(&sd->core, 1, &act))

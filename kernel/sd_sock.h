@@ -484,6 +484,7 @@ int sd_core_start(struct sd_sock *sd, unsigned int role);
 void sd_wake(struct sd_sock *sd);
 void sd_fail(struct sd_sock *sd, int err);
 void sd_wc_error(struct sd_sock *sd);
+void sd_post_failed(struct sd_sock *sd, int err);
 void sd_do_actions(struct sd_sock *sd, const struct sd_core_actions *act);
 void sd_child_drop(struct sd_sock *child, bool lock);
 void sd_child_link(struct sd_sock *parent, struct sd_sock *child);

@@ -199,9 +199,10 @@ void sd_tx_flush(struct sd_sock *sd)
 		list_del_init(&tx->node);
 		tx->posted_ns = ktime_get_ns();
 		/* inv, done stay valid: tx_done is freed only by sd_tx_reap(). */
-		if (sd_tx_post(sd, tx, pdu.length, inv)) {
+		rc = sd_tx_post(sd, tx, pdu.length, inv);
+		if (rc) {
 			list_add(&tx->node, &sd->tx_free);
-			sd_fail(sd, -EIO);
+			sd_post_failed(sd, rc);
 			return;
 		}
 		sd->tx_unacked += tx->unacked;

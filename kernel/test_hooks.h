@@ -11,6 +11,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/delay.h>
+#include <linux/errno.h>
 
 void af_smbdirect_test_hooks_init(void);
 void af_smbdirect_test_hooks_exit(void);
@@ -118,6 +119,21 @@ static inline void sd_test_dereg_delay(void)
 		msleep(ms);
 	}
 }
+
+/*
+ * af_smbdirect/test_repost_enotconn: a countdown of receive reposts; the
+ * one that takes it from 1 to 0 fails with -ENOTCONN without reaching the
+ * device, as siw refuses a post once its QP is closing. 2 hits the
+ * client's repost after the negotiate response (the server's after the
+ * request comes first).
+ */
+extern atomic_t af_smbdirect_test_repost_enotconn;
+
+static inline int sd_test_repost_fail(void)
+{
+	return atomic_dec_if_positive(&af_smbdirect_test_repost_enotconn) == 0 ?
+	       -ENOTCONN : 0;
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
@@ -126,6 +142,11 @@ static inline void sd_test_disconnect_delay(void) {}
 static inline void sd_test_request_delay(void) {}
 static inline void sd_test_route_delay(void) {}
 static inline void sd_test_dereg_delay(void) {}
+static inline int sd_test_repost_fail(void)
+{
+	return 0;
+}
+
 static inline unsigned int sd_test_negotiate_timeout(unsigned int ms)
 {
 	return ms;

@@ -15,6 +15,8 @@
  * it is processed, so rdma_cm's events overtake the data (test_hooks.h).
  */
 #define RX_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_rx_delay_ms"
+/* The countdown of receive reposts, the last refused with ENOTCONN. */
+#define REPOST_ENOTCONN_HOOK "/sys/kernel/debug/af_smbdirect/test_repost_enotconn"
 /* ... and rdma_cm's DISCONNECTED event waits this many ms. */
 #define DISCONNECT_DELAY_HOOK "/sys/kernel/debug/af_smbdirect/test_disconnect_delay_ms"
 
@@ -42,6 +44,8 @@ FIXTURE_TEARDOWN(life)
 		sd_write_str(RX_DELAY_HOOK, "0");
 	if (!access(DISCONNECT_DELAY_HOOK, W_OK))
 		sd_write_str(DISCONNECT_DELAY_HOOK, "0");
+	if (!access(REPOST_ENOTCONN_HOOK, W_OK))
+		sd_write_str(REPOST_ENOTCONN_HOOK, "0");
 }
 
 /* Waits for a child with a deadline; returns its exit code, or -1. */
@@ -167,6 +171,42 @@ TEST_F_TIMEOUT(life, close_right_after_accept_reads_eof, 240)
 	}
 	if (hook)
 		ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "0"));
+}
+
+/*
+ * The server accepts and closes at once, and the peer's close reaches the
+ * client's QP before the client reposts the receive of the negotiate
+ * response: siw refuses that post with ENOTCONN (seen over siw on two
+ * CPUs). The client must still connect and read EOF, as with TCP; it used
+ * to fail connect() with EIO. The test build's hook refuses exactly that
+ * repost (the second from now: the server's after the request comes
+ * first), on every transport.
+ */
+TEST_F_TIMEOUT(life, connect_survives_repost_refused_by_closing_qp, 120)
+{
+	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_SEQPACKET };
+	int lfd, sfd, e;
+	ssize_t r;
+	char c;
+
+	if (access(REPOST_ENOTCONN_HOOK, W_OK))
+		SKIP(return, "needs the test build's %s", REPOST_ENOTCONN_HOOK);
+	lfd = sd_listen_type(&variant->t, SOCK_SEQPACKET, 4, &j.port);
+	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+	ASSERT_EQ(0, sd_write_str(REPOST_ENOTCONN_HOOK, "2"));
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+	sfd = sd_accept_ms(lfd, SD_STEP_MS);
+	if (sfd >= 0)
+		close(sfd);
+	pthread_join(j.thread, NULL);
+	close(lfd);
+	ASSERT_LE(0, sfd) TH_LOG("accept: %s", strerror(-sfd));
+	ASSERT_LE(0, j.fd) TH_LOG("connect: %s", strerror(-j.fd));
+	self->c = j.fd;
+	sd_set_timeouts(self->c, SD_STEP_MS);
+	r = recv(self->c, &c, 1, 0);
+	e = errno;
+	ASSERT_EQ(0, r) TH_LOG("the peer's close read as %s", r < 0 ? strerror(e) : "data");
 }
 
 /*

@@ -127,6 +127,39 @@ TEST_F(life, shutdown_rd_reads_eof_at_once)
 }
 
 /*
+ * One round: a server that accepts and closes at once, its client's
+ * connect() succeeds and reads EOF. *c holds the client until it is
+ * closed (the fixture's teardown closes it after a failure).
+ */
+static void accept_close_reads_eof(struct __test_metadata *_metadata,
+				   const struct sd_target *t, int round, int *c)
+{
+	struct sd_connect_job j = { .t = t, .type = SOCK_SEQPACKET };
+	int lfd, sfd, e;
+	ssize_t r;
+	char ch;
+
+	lfd = sd_listen_type(t, SOCK_SEQPACKET, 4, &j.port);
+	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
+	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
+	sfd = sd_accept_ms(lfd, SD_STEP_MS);
+	if (sfd >= 0)
+		close(sfd);
+	pthread_join(j.thread, NULL);
+	close(lfd);
+	ASSERT_LE(0, sfd) TH_LOG("round %d: accept: %s", round, strerror(-sfd));
+	ASSERT_LE(0, j.fd) TH_LOG("round %d: connect: %s", round, strerror(-j.fd));
+	*c = j.fd;
+	sd_set_timeouts(*c, SD_STEP_MS);
+	r = recv(*c, &ch, 1, 0);
+	e = errno;
+	ASSERT_EQ(0, r) TH_LOG("round %d: the peer's close read as %s", round,
+			       r < 0 ? strerror(e) : "data");
+	close(*c);
+	*c = -1;
+}
+
+/*
  * accept() hands over a connection rdma_cm has established too, so closing
  * it at once is an orderly end that the peer reads as EOF. The peer's
  * negotiate request can overtake the IB CM's RTU; a child closed before
@@ -143,31 +176,9 @@ TEST_F_TIMEOUT(life, close_right_after_accept_reads_eof, 240)
 	int i, hook = !access(RX_DELAY_HOOK, W_OK);
 
 	for (i = 0; i < 24; i++) {
-		struct sd_connect_job j = { .t = &variant->t, .type = SOCK_SEQPACKET };
-		int lfd, sfd, e;
-		ssize_t r;
-		char c;
-
 		if (i == 20 && hook)
 			ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "300"));
-		lfd = sd_listen_type(&variant->t, SOCK_SEQPACKET, 4, &j.port);
-		ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
-		ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
-		sfd = sd_accept_ms(lfd, SD_STEP_MS);
-		if (sfd >= 0)
-			close(sfd);
-		pthread_join(j.thread, NULL);
-		close(lfd);
-		ASSERT_LE(0, sfd) TH_LOG("round %d: accept: %s", i, strerror(-sfd));
-		ASSERT_LE(0, j.fd) TH_LOG("round %d: connect: %s", i, strerror(-j.fd));
-		self->c = j.fd;
-		sd_set_timeouts(self->c, SD_STEP_MS);
-		r = recv(self->c, &c, 1, 0);
-		e = errno;
-		ASSERT_EQ(0, r) TH_LOG("round %d: the peer's close read as %s", i,
-				       r < 0 ? strerror(e) : "data");
-		close(self->c);
-		self->c = -1;
+		accept_close_reads_eof(_metadata, &variant->t, i, &self->c);
 	}
 	if (hook)
 		ASSERT_EQ(0, sd_write_str(RX_DELAY_HOOK, "0"));
@@ -184,29 +195,10 @@ TEST_F_TIMEOUT(life, close_right_after_accept_reads_eof, 240)
  */
 TEST_F_TIMEOUT(life, connect_survives_repost_refused_by_closing_qp, 120)
 {
-	struct sd_connect_job j = { .t = &variant->t, .type = SOCK_SEQPACKET };
-	int lfd, sfd, e;
-	ssize_t r;
-	char c;
-
 	if (access(REPOST_ENOTCONN_HOOK, W_OK))
 		SKIP(return, "needs the test build's %s", REPOST_ENOTCONN_HOOK);
-	lfd = sd_listen_type(&variant->t, SOCK_SEQPACKET, 4, &j.port);
-	ASSERT_LE(0, lfd) TH_LOG("listen: %s", strerror(-lfd));
 	ASSERT_EQ(0, sd_write_str(REPOST_ENOTCONN_HOOK, "2"));
-	ASSERT_EQ(0, pthread_create(&j.thread, NULL, sd_connect_thread, &j));
-	sfd = sd_accept_ms(lfd, SD_STEP_MS);
-	if (sfd >= 0)
-		close(sfd);
-	pthread_join(j.thread, NULL);
-	close(lfd);
-	ASSERT_LE(0, sfd) TH_LOG("accept: %s", strerror(-sfd));
-	ASSERT_LE(0, j.fd) TH_LOG("connect: %s", strerror(-j.fd));
-	self->c = j.fd;
-	sd_set_timeouts(self->c, SD_STEP_MS);
-	r = recv(self->c, &c, 1, 0);
-	e = errno;
-	ASSERT_EQ(0, r) TH_LOG("the peer's close read as %s", r < 0 ? strerror(e) : "data");
+	accept_close_reads_eof(_metadata, &variant->t, 0, &self->c);
 }
 
 /*

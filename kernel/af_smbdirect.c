@@ -702,6 +702,7 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 	u8 shutdown;
 
 	sock_poll_wait(file, sock, wait);
+	sd_cm_poll_connect(sd);
 	state = READ_ONCE(sd->state);
 	/* As MSG_ZEROCOPY's notifications: RDMA completions to reap. */
 	if (READ_ONCE(sk->sk_err) || sd_rw_cq_ready(sd))

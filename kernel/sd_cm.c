@@ -140,10 +140,11 @@ void sd_cm_connector_put(struct sd_sock *sd)
 }
 
 /*
- * The connect the route handler left (socket lock held, in the context
- * of the task that called connect()): a connect() waiting for the
- * connection runs it, else the task work queued to that task does. A
- * task that moved to another namespace since (setns()) fails it.
+ * The connect the route handler left (socket lock held, in process
+ * context): a connect() waiting for the connection runs it, else a poll
+ * of the socket (sd_cm_poll_connect()) or the task work queued to the
+ * task that called connect(), whichever comes first. A task that moved to
+ * another namespace since (setns()) fails it.
  */
 void sd_cm_connect_deferred(struct sd_sock *sd)
 {
@@ -187,18 +188,21 @@ static void sd_cm_connect_twork(struct callback_head *cb)
 
 /*
  * The connect of an iWARP socket outside the kworker's namespace (see
- * sd_cm_connect_ns_ok()) goes to the task that called connect(): woken if
- * it waits in connect(), else interrupted with a task work (as a signal
- * does, without one; poll() and connect() restart). 0 if handed over, or
- * nothing to connect (the socket failed meanwhile); -ECONNABORTED if no
- * task can take it: a kernel socket connected from a kernel thread, or the
- * task exited. Never connects from here.
+ * sd_cm_connect_ns_ok()) goes to a task of the socket's namespace: the
+ * task that called connect(), woken if it waits there; else whoever polls
+ * the socket (sd_cm_poll_connect(), woken here), and as a last resort the
+ * connector itself when it next returns to user space (a TWA_RESUME task
+ * work, which interrupts nothing: with TWA_SIGNAL an unrelated epoll_wait()
+ * failed with EINTR). 0 if handed over, or nothing to connect (the socket
+ * failed meanwhile); -ECONNABORTED if no task can take it: a kernel socket
+ * connected from a kernel thread, or the task exited. Never connects from
+ * here.
  */
 static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 {
 	struct sock *sk = &sd->sk;
 	struct task_struct *t;
-	bool failed;
+	bool failed, queued;
 	int err;
 
 	spin_lock_bh(&sd->lock);
@@ -209,14 +213,11 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 		return failed ? 0 : -ECONNABORTED;
 	}
 	WRITE_ONCE(sd->connect_deferred, true);
-	if (sd->connector_waits) {
+	/* One from an earlier attempt that has not run yet takes this one. */
+	queued = sd->connect_twork_queued;
+	if (sd->connector_waits || queued) {
 		spin_unlock_bh(&sd->lock);
 		sk->sk_state_change(sk);
-		return 0;
-	}
-	/* One from an earlier attempt has not run yet: it takes this one. */
-	if (sd->connect_twork_queued) {
-		spin_unlock_bh(&sd->lock);
 		return 0;
 	}
 	sd->connect_twork_queued = true;
@@ -224,10 +225,12 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 	spin_unlock_bh(&sd->lock);
 	sock_hold(sk);
 	init_task_work(&sd->connect_twork, sd_cm_connect_twork);
-	err = task_work_add(t, &sd->connect_twork, TWA_SIGNAL);
+	err = task_work_add(t, &sd->connect_twork, TWA_RESUME);
 	put_task_struct(t);
-	if (!err)
+	if (!err) {
+		sk->sk_state_change(sk);
 		return 0;
+	}
 	/* The task is past its last task work: nobody to connect from. */
 	sock_put(sk);
 	spin_lock_bh(&sd->lock);
@@ -235,6 +238,25 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 	sd->connect_twork_queued = false;
 	spin_unlock_bh(&sd->lock);
 	return -ECONNABORTED;
+}
+
+/*
+ * poll(), select() and epoll_wait() on a socket whose connect the route
+ * handler left run it, in process context: the connector (a connector
+ * that moved to another namespace fails it, as its task work would) or
+ * any task of the socket's namespace. A poller elsewhere leaves it to the
+ * connector. As a blocking connect() does, the caller then waits for
+ * siw's TCP handshake (siw_connect() connects its socket blocking).
+ */
+void sd_cm_poll_connect(struct sd_sock *sd)
+{
+	if (!READ_ONCE(sd->connect_deferred) || !in_task())
+		return;
+	if (READ_ONCE(sd->connector) != current && !sd_cm_connect_ns_ok(sd))
+		return;
+	lock_sock(&sd->sk);
+	sd_cm_connect_deferred(sd);
+	release_sock(&sd->sk);
 }
 
 static int sd_cm_route_resolved(struct sd_sock *sd, struct rdma_cm_id *id)

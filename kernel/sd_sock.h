@@ -498,6 +498,7 @@ int sd_cm_create_id(struct sd_sock *sd);
 int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr);
 int sd_cm_connect(struct sd_sock *sd, struct sockaddr *addr);
 void sd_cm_connect_deferred(struct sd_sock *sd);
+void sd_cm_poll_connect(struct sd_sock *sd);
 void sd_cm_connector_put(struct sd_sock *sd);
 int sd_cm_listen(struct sd_sock *sd, int backlog);
 

@@ -20,10 +20,18 @@
  * resolution waits until the child adds the neighbour (SIOCSARP): each
  * case sets up its order of events first (thread exit, setns), then lets
  * the route resolve.
+ *
+ * The epoll cases let the connect run in the namespace (it goes nowhere:
+ * the neighbour's address is nobody's, TCP gives up after one SYN retry)
+ * and check that handing it to the task interrupts nothing: epoll_wait()
+ * never fails with EINTR, on the socket or on an unrelated descriptor.
  */
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <linux/netlink.h>
@@ -282,8 +290,8 @@ static int ns_connect(const struct ns_env *env)
 
 /*
  * The end of a connect whose rdma_connect() must not run: the socket
- * fails with ECONNABORTED (poll() restarts by itself if the connect's
- * task work interrupts it). 0 if so.
+ * fails with ECONNABORTED (the connector's poll() fails it, as does its
+ * task work if it returns to user space first). 0 if so.
  */
 static int wait_aborted(int fd)
 {
@@ -391,7 +399,7 @@ static int trace_wait(const char *inst, const char *ev, const char *name, int po
 	}
 }
 
-enum order { SHUTDOWN_FIRST, THREAD_EXITS, SETNS_BACK };
+enum order { SHUTDOWN_FIRST, THREAD_EXITS, SETNS_BACK, EPOLL_SOCKET, EPOLL_ELSEWHERE };
 
 struct connect_job {
 	const struct ns_env *env;
@@ -472,6 +480,65 @@ static int shutdown_in_route_handler(const char *inst, int port, int fd, long be
 	return 0;
 }
 
+/*
+ * epoll_wait() while the route resolves and the connect is handed to this
+ * task: it must not fail with EINTR (the hand-over was a TWA_SIGNAL task
+ * work, which interrupts whatever the task waits in). on_socket: the set
+ * holds the socket, whose poll runs the connect and reports its end; else
+ * an eventfd nobody writes: epoll_wait() times out, and the connect runs
+ * when the task returns to user space. Either way the connect, made in
+ * the namespace, ends in an error (nobody at PEER_ADDR). 0 if so.
+ */
+static int epoll_case(const char *inst, int port, int fd, bool on_socket)
+{
+	struct epoll_event ev = { .events = EPOLLOUT, .data.fd = fd }, got;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int ep, efd = -1, n, err = 0, ret = 1, ms = on_socket ? SD_STEP_MS / 2 : 1500;
+	socklen_t len = sizeof(err);
+	long t0 = sd_now_ms();
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (!on_socket) {
+		efd = eventfd(0, EFD_CLOEXEC);
+		ev.events = EPOLLIN;
+		ev.data.fd = efd;
+	}
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, on_socket ? fd : efd, &ev)) {
+		say("epoll: %s", strerror(errno));
+		goto out;
+	}
+	n = epoll_wait(ep, &got, 1, ms);
+	if (n < 0) {
+		say("epoll_wait on %s: %s after %ld ms", on_socket ? "the socket" : "an eventfd",
+		    strerror(errno), sd_now_ms() - t0);
+		goto out;
+	}
+	if (n != (on_socket ? 1 : 0)) {
+		say("epoll_wait: %d events in %d ms, wanted %d", n, ms, on_socket ? 1 : 0);
+		goto out;
+	}
+	if (trace_wait(inst, "cm_event_done", " ROUTE_RESOLVED ", port, 200)) {
+		say("the route did not resolve during epoll_wait(): the case proves nothing");
+		goto out;
+	}
+	if (poll(&p, 1, SD_STEP_MS / 2) != 1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)) {
+		say("no end of the connect in 10 s: %s", strerror(errno));
+		goto out;
+	}
+	if (!err) {
+		say("connected to nobody");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (efd >= 0)
+		close(efd);
+	if (ep >= 0)
+		close(ep);
+	return ret;
+}
+
 static int child_run(struct ns_env *env, enum order order)
 {
 	struct connect_job job = { .env = env, .fd = -1 };
@@ -484,6 +551,15 @@ static int child_run(struct ns_env *env, enum order order)
 	if (ret)
 		return ret;
 	switch (order) {
+	case EPOLL_SOCKET:
+	case EPOLL_ELSEWHERE:
+		/* siw_connect() waits for the TCP handshake: 3 s, not 127. */
+		ret = sd_write_str("/proc/sys/net/ipv4/tcp_syn_retries", "1");
+		if (ret) {
+			say("tcp_syn_retries: %s", strerror(-ret));
+			return 1;
+		}
+		/* fall through */
 	case SHUTDOWN_FIRST:
 		ret = trace_start(inst, sizeof(inst));
 		if (ret) {
@@ -524,6 +600,9 @@ static int child_run(struct ns_env *env, enum order order)
 	}
 	if (order == SHUTDOWN_FIRST) {
 		ret = shutdown_in_route_handler(inst, env->port, fd, before);
+		trace_stop(inst);
+	} else if (order == EPOLL_SOCKET || order == EPOLL_ELSEWHERE) {
+		ret = epoll_case(inst, env->port, fd, order == EPOLL_SOCKET);
 		trace_stop(inst);
 	} else {
 		ret = wait_aborted(fd);
@@ -615,6 +694,25 @@ TEST_F(netns, connecting_thread_exits)
 TEST_F(netns, setns_to_init_net_before_route_resolved)
 {
 	run_case(_metadata, self, SETNS_BACK);
+}
+
+/*
+ * epoll_wait() on the connecting socket: its poll runs the connect in
+ * the namespace and reports the end; never EINTR.
+ */
+TEST_F(netns, epoll_on_socket_runs_connect_uninterrupted)
+{
+	run_case(_metadata, self, EPOLL_SOCKET);
+}
+
+/*
+ * epoll_wait() on an unrelated descriptor while the connect is handed to
+ * the task: not interrupted (it times out); the connect runs on the way
+ * back to user space.
+ */
+TEST_F(netns, epoll_elsewhere_not_interrupted)
+{
+	run_case(_metadata, self, EPOLL_ELSEWHERE);
 }
 
 TEST_HARNESS_MAIN

@@ -202,7 +202,7 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 {
 	struct sock *sk = &sd->sk;
 	struct task_struct *t;
-	bool failed, queued;
+	bool failed;
 	int err;
 
 	spin_lock_bh(&sd->lock);
@@ -214,8 +214,7 @@ static int sd_cm_connect_elsewhere(struct sd_sock *sd)
 	}
 	WRITE_ONCE(sd->connect_deferred, true);
 	/* One from an earlier attempt that has not run yet takes this one. */
-	queued = sd->connect_twork_queued;
-	if (sd->connector_waits || queued) {
+	if (sd->connector_waits || sd->connect_twork_queued) {
 		spin_unlock_bh(&sd->lock);
 		sk->sk_state_change(sk);
 		return 0;

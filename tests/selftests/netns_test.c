@@ -288,12 +288,8 @@ static int ns_connect(const struct ns_env *env)
 	return fd;
 }
 
-/*
- * The end of a connect whose rdma_connect() must not run: the socket
- * fails with ECONNABORTED (the connector's poll() fails it, as does its
- * task work if it returns to user space first). 0 if so.
- */
-static int wait_aborted(int fd)
+/* The error the connect ended with (SO_ERROR, 0 if it connected), or -1. */
+static int connect_end(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 	socklen_t len = sizeof(int);
@@ -302,12 +298,26 @@ static int wait_aborted(int fd)
 	n = poll(&p, 1, SD_STEP_MS / 2);
 	if (n <= 0) {
 		say("poll: %s", n ? strerror(errno) : "no end of the connect in 10 s");
-		return 1;
+		return -1;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)) {
 		say("SO_ERROR: %s", strerror(errno));
-		return 1;
+		return -1;
 	}
+	return err;
+}
+
+/*
+ * The end of a connect whose rdma_connect() must not run: the socket
+ * fails with ECONNABORTED (the connector's poll() fails it, as does its
+ * task work if it returns to user space first). 0 if so.
+ */
+static int wait_aborted(int fd)
+{
+	int err = connect_end(fd);
+
+	if (err < 0)
+		return 1;
 	if (err != ECONNABORTED) {
 		say("the connect ended with %s, wanted ECONNABORTED", err ? strerror(err) : "success");
 		return 1;
@@ -492,9 +502,7 @@ static int shutdown_in_route_handler(const char *inst, int port, int fd, long be
 static int epoll_case(const char *inst, int port, int fd, bool on_socket)
 {
 	struct epoll_event ev = { .events = EPOLLOUT, .data.fd = fd }, got;
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	int ep, efd = -1, n, err = 0, ret = 1, ms = on_socket ? SD_STEP_MS / 2 : 1500;
-	socklen_t len = sizeof(err);
+	int ep, efd = -1, n, err, ret = 1, ms = on_socket ? SD_STEP_MS / 2 : 1500;
 	long t0 = sd_now_ms();
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -521,11 +529,9 @@ static int epoll_case(const char *inst, int port, int fd, bool on_socket)
 		say("the route did not resolve during epoll_wait(): the case proves nothing");
 		goto out;
 	}
-	if (poll(&p, 1, SD_STEP_MS / 2) != 1 ||
-	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len)) {
-		say("no end of the connect in 10 s: %s", strerror(errno));
+	err = connect_end(fd);
+	if (err < 0)
 		goto out;
-	}
 	if (!err) {
 		say("connected to nobody");
 		goto out;

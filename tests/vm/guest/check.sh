@@ -31,14 +31,13 @@ mkdir -p "$out/kunit" "$out/selftests"
 # with (tests/kunit/ktap.sh): kunit/<suite>.tap and the stream kunit.ktap.
 . "$SD_REPO/tests/kunit/ktap.sh"
 sd_kunit_mark
-# here: sets $at for the console's marks: the seconds since the script
-# started and the last PID handed out. The PIDs between two marks are the
-# processes a step started, the largest cost of a KASAN and kmemleak guest
-# (a /bin/true ~0.1 s on 7.2's light kernel, a third of it kmemleak's).
-here() {
+# mark WHAT: the console's progress line for a step: the seconds since the
+# script started and the last PID handed out, so the PIDs between two marks
+# count the tasks a step started (read without a fork).
+mark() {
 	local a b c d pid=?
 	read -r a b c d pid </proc/loadavg || :
-	at="at ${SECONDS} s, pid $pid"
+	echo "guest: $* (at ${SECONDS} s, pid $pid)"
 }
 
 echo "guest: insmod $SD_MODULE_DIR/af_smbdirect.ko"
@@ -80,8 +79,7 @@ for t in "$selftests"/*; do
 	name=$(basename "$t")
 	args=()
 	case $filtered in *" $name "*) args=("${vargs[@]}") ;; esac
-	here
-	echo "guest: selftest $name ${args[*]} ($at)"
+	mark "selftest $name ${args[*]}"
 	(cd "$selftests" && timeout 600 "$t" "${args[@]}") > "$out/selftests/$name.tap" 2>&1
 	echo "exit $?" > "$out/selftests/$name.rc"
 done
@@ -101,8 +99,7 @@ for t in "$SD_REPO"/tests/userspace/*.sh; do
 	*" $name "*) [ "$part" = kernel ] || continue ;;
 	*) [ "$part" = user ] || continue ;;
 	esac
-	here
-	echo "guest: userspace $name ($at)"
+	mark "userspace $name"
 	SD_SELFTESTS=$selftests timeout 900 bash "$t" > "$out/userspace/$name.tap" 2>&1
 	echo "exit $?" > "$out/userspace/$name.rc"
 done
@@ -118,8 +115,7 @@ for name in $two_party; do
 	*) echo "guest: no two-party suite $name"; continue ;;
 	esac
 	[ -n "$SD_US" ] || continue
-	here
-	echo "guest: userspace $name ($at)"
+	mark "userspace $name"
 	SD_SELFTESTS=$selftests timeout 600 bash "$t" > "$out/userspace/$name.tap" 2>&1
 	echo "exit $?" > "$out/userspace/$name.rc"
 done
@@ -146,14 +142,12 @@ for t in "${interop[@]}"; do
 	smb/cifs | smb/ksmbd) continue ;;
 	*) [ -n "$SD_US" ] || continue ;;
 	esac
-	here
-	echo "guest: interop $name ($at)"
+	mark "interop $name"
 	SD_SELFTESTS=$selftests timeout 600 bash "$t" > "$out/interop/$name.tap" 2>&1
 	echo "exit $?" > "$out/interop/$name.rc"
 done
 
-here
-echo "guest: rmmod ($at)"
+mark "rmmod"
 if ! rmmod af_smbdirect; then
 	echo "guest: rmmod af_smbdirect failed"
 	: > "$out/rmmod-failed"

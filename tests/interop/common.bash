@@ -122,6 +122,10 @@ cm_id_lines() {
 
 # wait_for_line FILE SECONDS ERE [PID]: waits up to SECONDS for a line of
 # FILE to match ERE; fails early if PID ends without having written it.
+# FILE must be emptied before PID is started (`: >FILE`): `cmd 2>FILE &`
+# truncates it in the child, after the fork, so a wait that starts at once
+# can read an earlier run's line from it (under load it did: a client
+# started before its listener had listened was refused, 2026-11-28).
 wait_for_line() {
 	local deadline=$((SECONDS + $2))
 	while :; do

@@ -202,6 +202,7 @@ cat_case() {
 	local in=$tmp/in.$size
 	next_port
 	rm -f "$tmp/out"
+	: > "$tmp/l.err"
 	if [ "$dir" = to_listener ]; then
 		$T "$sd" cat -l -v --recv "$@" ${la:+"$la"} $port > "$tmp/out" 2> "$tmp/l.err" &
 	else
@@ -242,6 +243,7 @@ cat_case "tool.cat.rxe4.wildcard.${small}mib" "|10.77.0.1" to_listener small
 # Failures must look like failures on both ends.
 # 1. Both ends --rdma or not: refused by the listener with a reason.
 next_port
+: > "$tmp/l.err"
 $T "$sd" cat -l -v --rdma 10.77.0.1 $port > /dev/null 2> "$tmp/l.err" &
 lpid=$!
 wait_for_line "$tmp/l.err" 30 listening $lpid
@@ -260,6 +262,7 @@ for mode in messages rdma; do
 	flag=
 	[ $mode = rdma ] && flag=--rdma
 	next_port
+	: > "$tmp/l.err"
 	$T "$sd" cat -l -v $flag 10.77.0.1 $port > "$tmp/out" 2> "$tmp/l.err" &
 	lpid=$!
 	wait_for_line "$tmp/l.err" 30 listening $lpid

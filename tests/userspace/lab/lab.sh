@@ -287,6 +287,7 @@ lab_cat() {
 	ifc=${root_if[$pair]}
 	next_port
 	: >"$tmp/out"
+	: >"$tmp/l.err"
 	veth_stats "$ifc"
 	rxb0=$sd_rxb rxp0=$sd_rxp txb0=$sd_txb txp0=$sd_txp
 	# shellcheck disable=SC2086 # $lns/$cns: a command prefix or nothing
@@ -469,6 +470,7 @@ blackout_cat() {
 	[ "$kind" = long ] && opts+=(-o keepalive_interval=1)
 	next_port
 	: >"$tmp/out"
+	: >"$tmp/l.err"
 	# shellcheck disable=SC2086
 	$TB $lns "$sd" cat -l -v --recv "${opts[@]}" "$a" $port >"$tmp/out" 2>"$tmp/l.err" &
 	lpid=$!
@@ -680,6 +682,7 @@ for tr in siw4; do
 	skip_case "$name" $tr && continue
 	ends $tr
 	next_port
+	: >"$tmp/l.err"
 	$T python3 "$root/tests/userspace/lab/nbconnect.py" listen "$a" $port >"$tmp/l.err" 2>&1 &
 	lpid=$!
 	if ! wait_for_line "$tmp/l.err" 20 listening $lpid; then

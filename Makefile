@@ -12,6 +12,8 @@
 #   make kunit           the KUnit suites' KTAP on stdout: VM_KERNELS in the VM, or
 #                        the KUnit module for KDIR (loaded if KDIR is the running kernel)
 #   make check-demo      `make demo` into a build directory that does not exist yet
+#   make check-deb       the Debian packages: built, lintian, installed with DKMS
+#                        into a scratch root the test VM boots, smoke test, purged
 #   make install         install the module for KDIR and the user space
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
@@ -86,7 +88,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace uninstall \
-	dkms-source deb samba clean deps demo check check-host check-module check-vm check-demo summary \
+	dkms-source deb samba clean deps demo check check-host check-module check-vm check-demo check-deb summary \
 	results-reset help bench kunit docs check-docs
 
 all module modules:
@@ -276,6 +278,13 @@ check-demo: $(if $(NO_RESET),,deps)
 		echo "fail demo/make-demo-fresh-build" >>$(RESULTS); \
 		tail -n 40 $(BUILD)/demo-fresh.log; rc=1; \
 	fi $(sd_summary); \
+	exit $$rc
+
+# The Debian packages from build to purge (tests/vm/deb-vm.sh): make
+# check runs it as a VM boot beside the others (check-vms.sh's "deb").
+check-deb: $(if $(NO_RESET),,deps)
+	@$(sd_reset) rc=0; \
+	$(ROOT)/tests/vm/deb-vm.sh $(ROOT) $(BUILD) $(firstword $(USERSPACE_KERNELS)) || rc=1 $(sd_summary); \
 	exit $$rc
 
 # Debian's Sphinx (python3-sphinx, make deps): every warning is an error,

@@ -24,9 +24,9 @@
 #                   compile has _FORTIFY_SOURCE=3 and -Werror=format-security
 #                   and none -Werror, and `make install DESTDIR PREFIX=/usr`
 #                   leaves no RPATH in an installed ELF file
-# One "pass|fail host-deb/<name>" line each in $SMBDIRECT_RESULTS. Not part
-# of `make check` (minutes on two cores); the lead runs it beside the VM
-# boots.
+# One "pass|fail host-deb/<name>" line each in $SMBDIRECT_RESULTS. make
+# check runs it as the first half of the VM phase's "deb" boot
+# (tests/vm/deb-vm.sh, which then installs, uses and purges the packages).
 set -u -o pipefail
 
 if [ $# -ne 2 ]; then

@@ -14,6 +14,9 @@
 #   SERIES smb    the SMB-stack interop (USERSPACE_KERNELS only)
 #   SERIES kernel KUnit, kselftests, cifs.ko/ksmbd transport interop
 #   demo          `make check-demo` (with "demo"): the README's command
+#   deb           tests/vm/deb-vm.sh (with "demo"): the Debian packages
+#                 built, linted, installed with DKMS into a scratch root
+#                 the first USERSPACE_KERNEL boots, purged
 # Worker 1 starts with the first prepared kernel, worker 2 when every
 # kernel is prepared: on a machine without cached kernels, one guest and
 # the next kernel's build keep the two cores busy (two guests would leave
@@ -87,11 +90,12 @@ for k in $(userspace_kernels); do jobs+=("$k kernel" "$k smb" "$k user"); done
 for k in $(echo $kernels | tr ' ' '\n' | sort -rV); do
 	case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) ;; *) jobs+=("$k kernel") ;; esac
 done
-[ "$demo" = demo ] && jobs+=(demo)
+[ "$demo" = demo ] && jobs+=(demo deb)
 # The kernel a boot waits for (the demo builds its own, the light 7.2).
 job_kernel() {
 	case $1 in
 	demo) echo "${SD_DEMO_KERNEL:-7.2}" ;;
+	deb) userspace_kernels | head -n 1 ;;
 	*) echo "${1% *}" ;;
 	esac
 }
@@ -109,6 +113,7 @@ for j in "${jobs[@]}"; do
 	*" smb") est[$j]=900 ;;
 	*" user") est[$j]=650 ;;
 	demo) est[$j]=250 ;;
+	deb) est[$j]=400 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
 		*" ${j% kernel} "*) est[$j]=900 ;;
 		*) est[$j]=1000 ;;
@@ -164,6 +169,7 @@ pop() {
 run_job() { # JOB LOG
 	case $1 in
 	demo) make --no-print-directory -C "$root" check-demo NO_RESET=1 BUILD="$build" ;;
+	deb) "$root/tests/vm/deb-vm.sh" "$root" "$build" "$(job_kernel deb)" ;;
 	*) "$root/tests/vm/check-vm.sh" "$root" "$build" $1 ;;
 	esac >"$2" 2>&1
 }

@@ -15,7 +15,9 @@
 # SD_MODULE_DIR (build directory holding af_smbdirect.ko), SD_VM_QUIET=1 to
 # keep the console off stdout, SD_VM_APPEND (more kernel parameters), SD_VM_CPUS
 # (the guest's CPUs, default 1), SD_VM_CPU (QEMU's -cpu, default
-# max,la57=off; for experiments with the guest's CPU model).
+# max,la57=off; for experiments with the guest's CPU model), SD_VM_ROOT (the
+# directory the guest boots as its root, default /; deb-vm.sh's scratch
+# root with the Debian packages installed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -59,7 +61,7 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "${SD_VM_CPU:-max,la57=off
 	-m "${SD_VM_MEM:-3G}" -nodefaults -display none -no-reboot
 	-serial stdio -monitor none
 	-kernel "$kernel" -append "$append"
-	-virtfs "local,path=/,mount_tag=sdroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=${SD_VM_ROOT:-/},mount_tag=sdroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$root,mount_tag=sdrepo,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$out,mount_tag=sdout,security_model=none,multidevs=remap"
 	-device virtio-rng-pci)

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest half of tests/vm/deb-vm.sh: deb.sh VERSION PROGRAM
+#
+# The root is the scratch root deb-vm.sh installed the Debian packages
+# into (an overlay of the host's root): the module DKMS built and
+# installed under /lib/modules/$(uname -r)/updates/dkms, the packaged
+# /usr/bin/smbdirect and libsmbdirect.so.0, and PROGRAM, the C program
+# built there with pkg-config (tests/vm/deb-smoke.c). Nothing is loaded
+# from the repository. TAP in $SD_OUT/deb.tap, dmesg in $SD_OUT/dmesg.txt.
+set -u
+version=$1 program=$2
+out=$SD_OUT
+# shellcheck source=tests/interop/common.bash
+. "$SD_REPO/tests/interop/common.bash"
+exec >"$out/deb.tap" 2>&1
+tmp=$(mktemp -d)
+tap_plan 7
+
+# 1. modprobe finds the module where DKMS put it, and loads that file.
+kver=$(uname -r)
+if modprobe af_smbdirect 2>"$tmp/mp.err"; then
+	path=$(modinfo -n af_smbdirect 2>/dev/null)
+	src=$(modinfo -F srcversion af_smbdirect 2>/dev/null)
+	loaded=$(cat /sys/module/af_smbdirect/srcversion 2>/dev/null)
+	mver=$(cat /sys/module/af_smbdirect/version 2>/dev/null)
+	case $path in
+	"/lib/modules/$kver/updates/dkms/af_smbdirect.ko"*)
+		if [ -n "$src" ] && [ "$src" = "$loaded" ] && [ "$mver" = "$version" ]; then
+			tap_ok "deb.module # modprobe loaded $path, version $mver"
+		else
+			tap_fail deb.module "loaded srcversion '$loaded' version '$mver', $path has '$src', want version $version"
+		fi ;;
+	*) tap_fail deb.module "modprobe loaded '$path', not DKMS's /lib/modules/$kver/updates/dkms/af_smbdirect.ko" ;;
+	esac
+else
+	tap_fail deb.module "modprobe af_smbdirect failed" "$tmp/mp.err"
+fi
+
+# 2. The packaged command: its version, the RDMA devices over netlink.
+sd=$(command -v smbdirect)
+got=$("$sd" --version 2>&1)
+if [ "$sd" = /usr/bin/smbdirect ] && [[ $got == *"$version"* ]]; then
+	tap_ok "deb.tool # $sd --version: $got"
+else
+	tap_fail deb.tool "smbdirect is '$sd', --version said '$got', want /usr/bin/smbdirect and $version"
+fi
+if "$sd" dev --json >"$tmp/dev.json" 2>"$tmp/dev.err" && grep -q '"rxe0"' "$tmp/dev.json"; then
+	tap_ok "deb.tool-dev # smbdirect dev --json lists rxe0"
+else
+	tap_fail deb.tool-dev "smbdirect dev --json did not list rxe0" "$tmp/dev.json" "$tmp/dev.err"
+fi
+
+# 3. Data through the packaged command: `smbdirect cat` to its listener
+#    over rxe0, IPv4.
+head -c 300000 /dev/urandom >"$tmp/in"
+: >"$tmp/l.err"
+"$sd" cat -l -v --recv 10.77.0.1 7401 >"$tmp/out" 2>"$tmp/l.err" &
+lpid=$!
+if wait_for_line "$tmp/l.err" 30 listening "$lpid"; then
+	"$sd" cat --send 10.77.0.1 7401 <"$tmp/in" >/dev/null 2>"$tmp/c.err"
+	crc=$?
+	wait "$lpid"
+	lrc=$?
+	if [ $crc -eq 0 ] && [ $lrc -eq 0 ] && cmp -s "$tmp/in" "$tmp/out"; then
+		tap_ok "deb.tool-cat # 300000 bytes over rxe0"
+	else
+		tap_fail deb.tool-cat "connector exit $crc, listener exit $lrc, $(stat -c %s "$tmp/out") bytes received" \
+			"$tmp/c.err" "$tmp/l.err"
+	fi
+else
+	kill "$lpid" 2>/dev/null
+	tap_fail deb.tool-cat "the listener did not start" "$tmp/l.err"
+fi
+
+# 4. The C program (pkg-config, libsmbdirect.so.0) over rxe0, IPv4, and
+#    siw1, IPv6: a listener, a forked connector, one SOCK_STREAM message.
+msg="deb smoke $version $$"
+for where in "10.77.0.1 7402 rxe" "fd77::2 7403 siw"; do
+	read -r host port name <<<"$where"
+	if "$program" "$host" "$port" "$msg" >"$tmp/c.out" 2>"$tmp/c.err"; then
+		tap_ok "deb.c-program-$name # $(cat "$tmp/c.out")"
+	else
+		tap_fail "deb.c-program-$name" "exit $?" "$tmp/c.err" "$tmp/c.out"
+	fi
+done
+
+# 5. The module unloads (no socket left behind).
+if rmmod af_smbdirect 2>"$tmp/rm.err"; then
+	tap_ok "deb.rmmod"
+else
+	tap_fail deb.rmmod "rmmod af_smbdirect failed" "$tmp/rm.err"
+fi
+dmesg >"$out/dmesg.txt"
+tap_exit

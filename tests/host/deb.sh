@@ -13,7 +13,8 @@
 # host-deb/lintian  lintian --fail-on error,warning on the .changes
 # host-deb/no-rpath no ELF file in any package has an RPATH or RUNPATH
 # host-deb/contents each package holds what it must and nothing of the
-#                   others': the UAPI header under usr/include/smbdirect/,
+#                   others': libsmbdirect.so.0 needs libc only (its NEEDED),
+#                   the UAPI header under usr/include/smbdirect/,
 #                   nothing under usr/include/linux/; the DKMS source and a
 #                   postinst that adds af_smbdirect/VERSION (VERSION =
 #                   MODULE_VERSION in kernel/main.c)
@@ -118,6 +119,13 @@ grep -q "af_smbdirect" "$x/af-smbdirect-dkms/DEBIAN/postinst" 2>/dev/null &&
 	grep -q "$version" "$x/af-smbdirect-dkms/DEBIAN/postinst" ||
 	bad+=("af-smbdirect-dkms's postinst does not name af_smbdirect $version")
 grep -q "^Depends:.*dkms" "$x/af-smbdirect-dkms/DEBIAN/control" || bad+=("af-smbdirect-dkms does not depend on dkms")
+# A C library needs libc only (the C++ runtime is inside, libnl is loaded
+# when interfaces are listed).
+for so in "$x"/libsmbdirect0/usr/lib/*/libsmbdirect.so.0.*; do
+	needed=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+		grep -v -x -E 'libc\.so\.6|ld-linux[-.a-z0-9_]*\.so\.[0-9]+' | tr '\n' ' ')
+	[ -z "$needed" ] || bad+=("libsmbdirect.so.0 needs more than libc: $needed")
+done
 if [ ${#missing[@]} -eq 0 ] && [ ${#bad[@]} -eq 0 ]; then
 	echo "deb: every package holds what it must"
 	record pass host-deb/contents

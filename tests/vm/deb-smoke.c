@@ -13,9 +13,11 @@
  * listens on HOST:PORT, forks a child that connects to it and sends
  * MESSAGE as one SOCK_STREAM message (the 4-byte big-endian length prefix
  * of SMB over TCP, then the bytes), accepts, reads the message back and
- * compares it. Prints the library's version, the transport and the
- * negotiated sizes. Exit 0 when the message arrived whole, 1 with the
- * failing call and its error on stderr otherwise.
+ * compares it. Prints the library's version, the transport, the
+ * negotiated sizes and how many RDMA-capable interfaces
+ * smbdirect_interfaces() lists, or its error (libnl missing: "Can not
+ * access a needed shared library"). Exit 0 when the message arrived
+ * whole, 1 with the failing call and its error on stderr otherwise.
  */
 #include <smbdirect/smbdirect.h>
 
@@ -72,6 +74,7 @@ static int send_one(const struct sockaddr_storage *addr, socklen_t addr_len,
 
 int main(int argc, char **argv)
 {
+	struct smbdirect_interface *list;
 	struct smbdirect_params params;
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
@@ -140,9 +143,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "deb-smoke: received '%s', sent '%s'\n", got, argv[3]);
 		return 1;
 	}
-	printf("libsmbdirect %s, %s: %zu bytes through, max_send_size %u, max_receive_size %u\n",
+	printf("libsmbdirect %s, %s: %zu bytes through, max_send_size %u, max_receive_size %u",
 	       smbdirect_version(), smbdirect_transport_name(params.transport),
 	       len, params.max_send_size, params.max_receive_size);
 	free(got);
+	/* The one call that needs libnl, which the library loads now. */
+	ret = smbdirect_interfaces(&list, 0);
+	if (ret >= 0) {
+		printf("; %d RDMA-capable interface(s)\n", ret);
+		smbdirect_interfaces_free(list, ret);
+	} else {
+		printf("; interfaces: %s\n", strerror(-ret));
+	}
 	return 0;
 }

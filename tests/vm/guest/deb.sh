@@ -75,14 +75,32 @@ else
 fi
 
 # 4. The C program (pkg-config, libsmbdirect.so.0) over rxe0, IPv4, and
-#    siw1, IPv6: a listener, a forked connector, one SOCK_STREAM message.
+#    siw1, IPv6: a listener, a forked connector, one SOCK_STREAM message,
+#    then smbdirect_interfaces(). Over siw it runs with libstdc++,
+#    libgcc_s and libnl hidden (/dev/null bound over them in a mount
+#    namespace of its own): a C program needs nothing of the library but
+#    libc, and listing interfaces without libnl is a clear error.
 msg="deb smoke $version $$"
+libdir=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+hide=
+for l in libstdc++.so.6 libgcc_s.so.1 libnl-3.so.200 libnl-route-3.so.200; do
+	hide+="mount --bind /dev/null $libdir/$l && "
+done
 for where in "10.77.0.1 7402 rxe" "fd77::2 7403 siw"; do
 	read -r host port name <<<"$where"
-	if "$program" "$host" "$port" "$msg" >"$tmp/c.out" 2>"$tmp/c.err"; then
+	if [ "$name" = rxe ]; then
+		"$program" "$host" "$port" "$msg" >"$tmp/c.out" 2>"$tmp/c.err"
+		want="RDMA-capable interface"
+	else
+		unshare --mount sh -c "$hide exec \"\$0\" \"\$@\"" "$program" "$host" "$port" "$msg" \
+			>"$tmp/c.out" 2>"$tmp/c.err"
+		want="interfaces: Can not access a needed shared library"
+	fi
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q "$want" "$tmp/c.out"; then
 		tap_ok "deb.c-program-$name # $(cat "$tmp/c.out")"
 	else
-		tap_fail "deb.c-program-$name" "exit $?" "$tmp/c.err" "$tmp/c.out"
+		tap_fail "deb.c-program-$name" "exit $rc, want '$want' in its output" "$tmp/c.err" "$tmp/c.out"
 	fi
 done
 

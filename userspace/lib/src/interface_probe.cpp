@@ -21,6 +21,7 @@
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <netlink/socket.h>
+#include <dlfcn.h>
 #include <rdma/rdma_netlink.h>
 #include <unistd.h>
 
@@ -29,6 +30,90 @@ namespace sd::detail
 
 namespace
 {
+
+// --- libnl, loaded on first use ------------------------------------------------
+// libsmbdirect.so needs libc only: the C API's callers (Samba's smbd, the
+// preload's hosts) do not load libnl unless they list interfaces. The
+// probe reaches libnl-3 and libnl-route-3 through dlopen() by their
+// sonames (Debian: libnl-3-200, libnl-route-3-200) and a table of the
+// functions it calls, each typed by libnl's own declaration.
+#define SD_LIBNL_CORE(X)                                                                       \
+	X(nl_socket_alloc)                                                                     \
+	X(nl_socket_free)                                                                      \
+	X(nl_connect)                                                                          \
+	X(nl_socket_modify_cb)                                                                 \
+	X(nl_send_auto)                                                                        \
+	X(nl_recvmsgs_default)                                                                 \
+	X(nl_cache_free)                                                                       \
+	X(nl_cache_get_first)                                                                  \
+	X(nl_cache_get_next)                                                                   \
+	X(nl_addr_get_binary_addr)                                                             \
+	X(nl_addr_get_len)                                                                     \
+	X(nla_data)                                                                            \
+	X(nla_len)                                                                             \
+	X(nla_get_u8)                                                                          \
+	X(nla_get_u32)                                                                         \
+	X(nla_put_u32)                                                                         \
+	X(nlmsg_alloc_simple)                                                                  \
+	X(nlmsg_free)                                                                          \
+	X(nlmsg_hdr)                                                                           \
+	X(nlmsg_parse)
+#define SD_LIBNL_ROUTE(X)                                                                      \
+	X(rtnl_link_alloc_cache)                                                               \
+	X(rtnl_link_get_ifindex)                                                               \
+	X(rtnl_link_get_name)                                                                  \
+	X(rtnl_link_get_type)                                                                  \
+	X(rtnl_link_get_arptype)                                                               \
+	X(rtnl_link_get_flags)                                                                 \
+	X(rtnl_link_get_link)                                                                  \
+	X(rtnl_link_get_master)                                                                \
+	X(rtnl_link_get_addr)                                                                  \
+	X(rtnl_addr_alloc_cache)                                                               \
+	X(rtnl_addr_get_flags)                                                                 \
+	X(rtnl_addr_get_local)                                                                 \
+	X(rtnl_addr_get_ifindex)                                                               \
+	X(rtnl_addr_get_family)
+
+struct Libnl {
+#define SD_LIBNL_MEMBER(f) decltype(&::f) f = nullptr;
+	SD_LIBNL_CORE(SD_LIBNL_MEMBER)
+	SD_LIBNL_ROUTE(SD_LIBNL_MEMBER)
+#undef SD_LIBNL_MEMBER
+	int error = 0; // 0, or -ELIBACC when a library or a function is missing
+};
+
+constexpr const char libnl_core_soname[] = "libnl-3.so.200";
+constexpr const char libnl_route_soname[] = "libnl-route-3.so.200";
+
+// dlopen() once; the handles stay open for the life of the process.
+Libnl load_libnl()
+{
+	Libnl l;
+	void *core = ::dlopen(libnl_core_soname, RTLD_NOW | RTLD_LOCAL);
+	void *route = core ? ::dlopen(libnl_route_soname, RTLD_NOW | RTLD_LOCAL) : nullptr;
+	if (!core || !route) {
+		l.error = -ELIBACC;
+		return l;
+	}
+#define SD_LIBNL_LOAD(lib, f)                                                                  \
+	l.f = reinterpret_cast<decltype(&::f)>(::dlsym(lib, #f));                              \
+	if (!l.f)                                                                              \
+		l.error = -ELIBACC;
+#define SD_LIBNL_LOAD_CORE(f) SD_LIBNL_LOAD(core, f)
+#define SD_LIBNL_LOAD_ROUTE(f) SD_LIBNL_LOAD(route, f)
+	SD_LIBNL_CORE(SD_LIBNL_LOAD_CORE)
+	SD_LIBNL_ROUTE(SD_LIBNL_LOAD_ROUTE)
+#undef SD_LIBNL_LOAD_ROUTE
+#undef SD_LIBNL_LOAD_CORE
+#undef SD_LIBNL_LOAD
+	return l;
+}
+
+const Libnl &libnl()
+{
+	static const Libnl l = load_libnl();
+	return l;
+}
 
 // libnl's error numbers are its own; callers get -errno.
 int nl_to_errno(int nlerr)
@@ -72,19 +157,19 @@ int nl_to_errno(int nlerr)
 struct SockFree {
 	void operator()(struct nl_sock *s) const
 	{
-		nl_socket_free(s);
+		libnl().nl_socket_free(s);
 	}
 };
 struct CacheFree {
 	void operator()(struct nl_cache *c) const
 	{
-		nl_cache_free(c);
+		libnl().nl_cache_free(c);
 	}
 };
 struct MsgFree {
 	void operator()(struct nl_msg *m) const
 	{
-		nlmsg_free(m);
+		libnl().nlmsg_free(m);
 	}
 };
 using NlSock = std::unique_ptr<struct nl_sock, SockFree>;
@@ -130,25 +215,25 @@ std::vector<std::string> list_dir(const std::string &path)
 int read_links(struct nl_sock *sk, SystemFacts &facts)
 {
 	struct nl_cache *raw = nullptr;
-	int err = rtnl_link_alloc_cache(sk, AF_UNSPEC, &raw);
+	int err = libnl().rtnl_link_alloc_cache(sk, AF_UNSPEC, &raw);
 	if (err < 0)
 		return nl_to_errno(err);
 	NlCache cache(raw);
-	for (struct nl_object *o = nl_cache_get_first(raw); o; o = nl_cache_get_next(o)) {
+	for (struct nl_object *o = libnl().nl_cache_get_first(raw); o; o = libnl().nl_cache_get_next(o)) {
 		auto *link = reinterpret_cast<struct rtnl_link *>(o);
 		NetdevFacts n;
-		n.ifindex = rtnl_link_get_ifindex(link);
-		if (const char *name = rtnl_link_get_name(link))
+		n.ifindex = libnl().rtnl_link_get_ifindex(link);
+		if (const char *name = libnl().rtnl_link_get_name(link))
 			n.name = name;
-		if (const char *kind = rtnl_link_get_type(link))
+		if (const char *kind = libnl().rtnl_link_get_type(link))
 			n.kind = kind;
-		n.arptype = rtnl_link_get_arptype(link);
-		n.flags = rtnl_link_get_flags(link);
-		n.link = rtnl_link_get_link(link);
-		n.master = rtnl_link_get_master(link);
-		if (struct nl_addr *a = rtnl_link_get_addr(link)) {
-			auto *bytes = static_cast<const uint8_t *>(nl_addr_get_binary_addr(a));
-			n.hwaddr.assign(bytes, bytes + nl_addr_get_len(a));
+		n.arptype = libnl().rtnl_link_get_arptype(link);
+		n.flags = libnl().rtnl_link_get_flags(link);
+		n.link = libnl().rtnl_link_get_link(link);
+		n.master = libnl().rtnl_link_get_master(link);
+		if (struct nl_addr *a = libnl().rtnl_link_get_addr(link)) {
+			auto *bytes = static_cast<const uint8_t *>(libnl().nl_addr_get_binary_addr(a));
+			n.hwaddr.assign(bytes, bytes + libnl().nl_addr_get_len(a));
 		}
 		facts.netdevs.push_back(std::move(n));
 	}
@@ -158,22 +243,22 @@ int read_links(struct nl_sock *sk, SystemFacts &facts)
 int read_addresses(struct nl_sock *sk, SystemFacts &facts)
 {
 	struct nl_cache *raw = nullptr;
-	int err = rtnl_addr_alloc_cache(sk, &raw);
+	int err = libnl().rtnl_addr_alloc_cache(sk, &raw);
 	if (err < 0)
 		return nl_to_errno(err);
 	NlCache cache(raw);
-	for (struct nl_object *o = nl_cache_get_first(raw); o; o = nl_cache_get_next(o)) {
+	for (struct nl_object *o = libnl().nl_cache_get_first(raw); o; o = libnl().nl_cache_get_next(o)) {
 		auto *addr = reinterpret_cast<struct rtnl_addr *>(o);
-		if (rtnl_addr_get_flags(addr) & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
+		if (libnl().rtnl_addr_get_flags(addr) & (IFA_F_TENTATIVE | IFA_F_DADFAILED))
 			continue;
-		struct nl_addr *local = rtnl_addr_get_local(addr);
+		struct nl_addr *local = libnl().rtnl_addr_get_local(addr);
 		if (!local)
 			continue;
 		InterfaceAddress ia;
-		ia.ifindex = rtnl_addr_get_ifindex(addr);
-		const void *bytes = nl_addr_get_binary_addr(local);
-		unsigned len = nl_addr_get_len(local);
-		int family = rtnl_addr_get_family(addr);
+		ia.ifindex = libnl().rtnl_addr_get_ifindex(addr);
+		const void *bytes = libnl().nl_addr_get_binary_addr(local);
+		unsigned len = libnl().nl_addr_get_len(local);
+		int family = libnl().rtnl_addr_get_family(addr);
 		if (family == AF_INET && len == 4) {
 			auto *sin = reinterpret_cast<struct sockaddr_in *>(&ia.addr);
 			sin->sin_family = AF_INET;
@@ -208,32 +293,32 @@ struct DumpContext {
 
 bool get_u32(struct nlattr *a, uint32_t &v)
 {
-	if (!a || nla_len(a) < 4)
+	if (!a || libnl().nla_len(a) < 4)
 		return false;
-	v = nla_get_u32(a);
+	v = libnl().nla_get_u32(a);
 	return true;
 }
 
 std::string get_string(struct nlattr *a)
 {
-	if (!a || nla_len(a) <= 0)
+	if (!a || libnl().nla_len(a) <= 0)
 		return {};
-	const char *s = static_cast<const char *>(nla_data(a));
-	return std::string(s, strnlen(s, static_cast<size_t>(nla_len(a))));
+	const char *s = static_cast<const char *>(libnl().nla_data(a));
+	return std::string(s, strnlen(s, static_cast<size_t>(libnl().nla_len(a))));
 }
 
 int on_device(struct nl_msg *msg, void *arg)
 {
 	auto *ctx = static_cast<DumpContext *>(arg);
 	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {};
-	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0)
+	if (libnl().nlmsg_parse(libnl().nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0)
 		return NL_SKIP;
 	RdmaDevice d;
 	if (!get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX], d.index))
 		return NL_SKIP;
 	d.name = get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
-	if (tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE] && nla_len(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]) >= 1)
-		d.node_type = nla_get_u8(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]);
+	if (tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE] && libnl().nla_len(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]) >= 1)
+		d.node_type = libnl().nla_get_u8(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]);
 	if (!d.name.empty())
 		ctx->devices->push_back(std::move(d));
 	return NL_OK;
@@ -243,7 +328,7 @@ int on_port(struct nl_msg *msg, void *arg)
 {
 	auto *ctx = static_cast<DumpContext *>(arg);
 	struct nlattr *tb[RDMA_NLDEV_ATTR_MAX] = {};
-	if (nlmsg_parse(nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0)
+	if (libnl().nlmsg_parse(libnl().nlmsg_hdr(msg), 0, tb, RDMA_NLDEV_ATTR_MAX - 1, nullptr) < 0)
 		return NL_SKIP;
 	RdmaPortLink p;
 	uint32_t v = 0;
@@ -262,29 +347,29 @@ int on_port(struct nl_msg *msg, void *arg)
 int rdma_dump(struct nl_sock *sk, int cmd, const uint32_t *dev_index, nl_recvmsg_msg_cb_t cb,
 	      DumpContext &ctx)
 {
-	NlMsg msg(nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd),
+	NlMsg msg(libnl().nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd),
 				     NLM_F_REQUEST | NLM_F_DUMP));
 	if (!msg)
 		return -ENOMEM;
-	if (dev_index && nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, *dev_index) < 0)
+	if (dev_index && libnl().nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, *dev_index) < 0)
 		return -ENOMEM;
-	int err = nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, cb, &ctx);
+	int err = libnl().nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, cb, &ctx);
 	if (err < 0)
 		return nl_to_errno(err);
-	err = nl_send_auto(sk, msg.get());
+	err = libnl().nl_send_auto(sk, msg.get());
 	if (err < 0)
 		return nl_to_errno(err);
-	err = nl_recvmsgs_default(sk);
+	err = libnl().nl_recvmsgs_default(sk);
 	return err < 0 ? nl_to_errno(err) : 0;
 }
 
 int read_rdma_ports(std::vector<RdmaPortLink> &ports)
 {
-	NlSock sk(nl_socket_alloc());
+	NlSock sk(libnl().nl_socket_alloc());
 	if (!sk)
 		return -ENOMEM;
 	// Without ib_core there is no NETLINK_RDMA, and no RDMA device either.
-	if (nl_connect(sk.get(), NETLINK_RDMA) < 0)
+	if (libnl().nl_connect(sk.get(), NETLINK_RDMA) < 0)
 		return 0;
 	std::vector<RdmaDevice> devices;
 	DumpContext ctx;
@@ -423,10 +508,12 @@ RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &l
 
 int probe_system(SystemFacts &facts)
 {
-	NlSock sk(nl_socket_alloc());
+	if (int err = libnl().error)
+		return err;
+	NlSock sk(libnl().nl_socket_alloc());
 	if (!sk)
 		return -ENOMEM;
-	int err = nl_connect(sk.get(), NETLINK_ROUTE);
+	int err = libnl().nl_connect(sk.get(), NETLINK_ROUTE);
 	if (err < 0)
 		return nl_to_errno(err);
 	err = read_links(sk.get(), facts);

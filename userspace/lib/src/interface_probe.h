@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // Gathers the facts interface_rules.h judges: network devices and their
-// addresses from rtnetlink (libnl-route-3), RDMA ports and their netdevs
+// addresses from rtnetlink (libnl-route-3, loaded on first use), RDMA ports and their netdevs
 // from RDMA netlink (libnl-3's core socket API, RDMA_NLDEV_CMD_GET and
 // _PORT_GET), and from sysfs what netlink does not tell: the port's link
 // layer, rate and GID table, and the netdev's speed.
@@ -53,7 +53,9 @@ uint64_t parse_port_rate(const std::string &text);
 bool parse_gid(const std::string &text, std::array<uint8_t, 16> &gid);
 
 // Everything, from the running system. 0 or -errno. No RDMA netlink at
-// all (ib_core not loaded) is no RDMA port, not an error.
+// all (ib_core not loaded) is no RDMA port, not an error. libnl is loaded
+// on the first call (dlopen of libnl-3.so.200 and libnl-route-3.so.200):
+// -ELIBACC when either is not installed.
 int probe_system(SystemFacts &facts);
 
 } // namespace sd::detail

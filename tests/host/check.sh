@@ -15,7 +15,10 @@
 #    ioctl numbers and constants, libsmbdirect's exported symbols and types
 #    against the committed baselines ("pass host/abi/..."), and
 #    tests/host/i386.sh: the core, the library and the preload's logic
-#    built with -m32, their unit tests ("pass host-i386/...")
+#    built with -m32, their unit tests ("pass host-i386/..."), and
+#    tests/host/install.sh: the host-asan build installed under a DESTDIR,
+#    a CMake consumer of it gets C++20, C++17 gets the header's #error, the
+#    README's examples compile ("pass host-install/...")
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
 #    fails below 90 % of lines
 #
@@ -112,6 +115,10 @@ section "ABI: UAPI layout (x86-64, i386), exported symbols, abidiff"
 # --- 1c. i386 ------------------------------------------------------------------
 section "i386 (-m32): core, libsmbdirect and preload unit tests"
 "$repo/tests/host/i386.sh" "$repo" "$build" || status=1
+
+# --- 1d. the installed tree ------------------------------------------------------
+section "install: a consumer of the installed headers and CMake package"
+"$repo/tests/host/install.sh" "$repo" "$build" "$build/host-asan" || status=1
 
 # --- 2. libFuzzer -----------------------------------------------------------
 section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"

@@ -12,11 +12,8 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
-
-#include <smbdirect/smbdirect.h>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -86,84 +83,6 @@ struct Transfer {
 	uint64_t messages = 0;
 	double start = 0, end = 0;
 	uint32_t buffer_size = 0; /* rdma */
-};
-
-/* An anonymous mapping, unmapped when it goes. */
-class Mapping {
-    public:
-	Mapping() = default;
-	Mapping(const Mapping &) = delete;
-	Mapping &operator=(const Mapping &) = delete;
-	Mapping(Mapping &&o) noexcept
-	    : p_(std::exchange(o.p_, nullptr)), len_(std::exchange(o.len_, 0))
-	{
-	}
-	~Mapping()
-	{
-		if (p_)
-			munmap(p_, len_);
-	}
-	std::error_code map(size_t len)
-	{
-		void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (p == MAP_FAILED)
-			return { errno, std::system_category() };
-		p_ = p;
-		len_ = len;
-		return {};
-	}
-	uint8_t *data() const
-	{
-		return static_cast<uint8_t *>(p_);
-	}
-
-    private:
-	void *p_ = nullptr;
-	size_t len_ = 0;
-};
-
-/* The receiver's registrations, deregistered when it goes. */
-class Registrations {
-    public:
-	explicit Registrations(int fd) : fd_(fd)
-	{
-	}
-	Registrations(const Registrations &) = delete;
-	Registrations &operator=(const Registrations &) = delete;
-	~Registrations()
-	{
-		release();
-	}
-	int add(uint8_t *buf, size_t len)
-	{
-		smbdirect_rdma_v1_registration r{};
-		iovec iov = { buf, len };
-		int rc = smbdirect_rdma_v1_register(fd_, &iov, 1, SMBDIRECT_ACCESS_PEER_WRITE, &r);
-		if (rc == 0)
-			regs_.push_back(r);
-		return rc;
-	}
-	const smbdirect_rdma_v1_registration &operator[](size_t i) const
-	{
-		return regs_[i];
-	}
-	/* Deregisters all; the first error, if any. */
-	int release()
-	{
-		int first = 0;
-		for (auto &r : regs_) {
-			int rc = smbdirect_rdma_v1_deregister(fd_, &r);
-			if (rc < 0 && !first)
-				first = rc;
-		}
-		regs_.clear();
-		return first;
-	}
-
-    private:
-	int fd_;
-	std::vector<smbdirect_rdma_v1_registration> regs_;
 };
 
 /* Reports a failure on this end and tells the peer; returns exit_error. */
@@ -287,19 +206,22 @@ int receive_rdma(int fd, const Config &cfg, Transfer &t, Progress &progress)
 	size = std::max<uint64_t>(size & ~uint64_t(4095), 4096);
 	t.buffer_size = static_cast<uint32_t>(size);
 	std::vector<Mapping> buffers(cfg.buffers);
-	Registrations regs(fd);
+	std::vector<Registration> regs; /* deregistered when they go */
 
 	for (uint32_t i = 0; i < cfg.buffers; i++) {
 		std::error_code ec = buffers[i].map(size);
 		if (ec)
 			return fail(fd, "receiver", "buffer of " + format_bytes(size), ec);
-		int rc = regs.add(buffers[i].data(), size);
-		if (rc < 0)
-			return fail(fd, "receiver", "register " + format_bytes(size),
-				    errno_code(rc));
+		auto reg = Registration::create(
+			fd, std::as_writable_bytes(std::span(buffers[i].data(), size)),
+			SMBDIRECT_ACCESS_PEER_WRITE);
+		if (!reg)
+			return fail(fd, "receiver", "register " + format_bytes(size), reg.error());
+		regs.push_back(std::move(*reg));
+		auto desc = regs.back().descriptors();
 		wire::Writer w(wire::Type::Buffer);
-		w.u32(i).u32(t.buffer_size).u32(regs[i].desc_count);
-		w.descriptors({ regs[i].desc, regs[i].desc_count });
+		w.u32(i).u32(t.buffer_size).u32(static_cast<uint32_t>(desc.size()));
+		w.descriptors(desc);
 		if ((ec = send_message(fd, w)))
 			return fail(fd, "receiver", "send to " + t.peer, ec);
 	}
@@ -339,9 +261,12 @@ int receive_rdma(int fd, const Config &cfg, Transfer &t, Progress &progress)
 							      " bytes, " + std::to_string(t.bytes) +
 							      " were announced");
 			/* No RDMA WRITE can reach the buffers after this. */
-			int rc = regs.release();
-			if (rc < 0)
-				return fail(fd, "receiver", "deregister", errno_code(rc));
+			std::error_code first;
+			for (auto &reg : regs)
+				if (auto d = reg.deregister(); !d && !first)
+					first = d.error();
+			if (first)
+				return fail(fd, "receiver", "deregister", first);
 			return 0;
 		}
 		return unexpected(fd, r, got.bytes, "the end of the stream");
@@ -663,16 +588,16 @@ int sd_cmd_cat(int argc, char **argv)
 	std::signal(SIGPIPE, SIG_IGN);
 
 	Transfer t;
-	Fd conn;
+	Socket conn;
 	if (cfg.listen) {
-		Fd listener = listen_endpoint(cmd, cfg.ep, SOCK_SEQPACKET, 1, cfg.settings);
+		Socket listener = listen_endpoint(cmd, cfg.ep, SOCK_SEQPACKET, 1, cfg.settings);
 		if (!listener)
 			return exit_error;
 		if (cfg.verbose)
 			print_message(cmd, "listening on " + cfg.ep.text);
 		sockaddr_storage peer{};
 		socklen_t len = sizeof(peer);
-		int fd = smbdirect_accept(listener.get(), reinterpret_cast<sockaddr *>(&peer), &len,
+		int fd = smbdirect_accept(listener.fd(), reinterpret_cast<sockaddr *>(&peer), &len,
 					  SOCK_CLOEXEC);
 		if (fd < 0) {
 			print_error(cmd, "accept on " + cfg.ep.text, errno_code(fd));
@@ -686,5 +611,5 @@ int sd_cmd_cat(int argc, char **argv)
 			return exit_error;
 		t.peer = cfg.ep.text;
 	}
-	return transfer(conn.get(), cfg, t);
+	return transfer(conn.fd(), cfg, t);
 }

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "units.hpp"
@@ -70,23 +71,21 @@ bool module_available(std::string_view cmd)
 	return false;
 }
 
-Fd &Fd::operator=(Fd &&o) noexcept
+Mapping::~Mapping()
 {
-	if (this != &o)
-		reset(std::exchange(o.fd_, -1));
-	return *this;
+	if (p_)
+		munmap(p_, len_);
 }
 
-Fd::~Fd()
+std::error_code Mapping::map(size_t len)
 {
-	reset();
-}
-
-void Fd::reset(int fd)
-{
-	if (fd_ >= 0)
-		::close(fd_);
-	fd_ = fd;
+	void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		return { errno, std::system_category() };
+	p_ = p;
+	len_ = len;
+	return {};
 }
 
 std::string format_endpoint(const sockaddr *addr)
@@ -142,51 +141,49 @@ namespace
 {
 
 /* A new socket with the options set; errors printed. */
-Fd socket_with(std::string_view cmd, const Endpoint &ep, int type,
-	       const std::vector<OptionSetting> &settings)
+Socket socket_with(std::string_view cmd, const Endpoint &ep, int type,
+		   const std::vector<OptionSetting> &settings)
 {
-	int fd = smbdirect_socket(ep.addr.ss_family, type, SOCK_CLOEXEC);
-	if (fd < 0) {
-		print_error(cmd, "socket", errno_code(fd));
-		return Fd();
+	auto sock = Socket::create(ep.addr.ss_family, type, SOCK_CLOEXEC);
+	if (!sock) {
+		print_error(cmd, "socket", sock.error());
+		return Socket();
 	}
-	Fd sock(fd);
 	for (const auto &s : settings) {
-		int rc = smbdirect_set_option(fd, s.option, s.value);
-		if (rc < 0) {
-			print_error(cmd, "option " + s.text, errno_code(rc));
-			return Fd();
+		if (auto r = sock->set_option(s.option, s.value); !r) {
+			print_error(cmd, "option " + s.text, r.error());
+			return Socket();
 		}
 	}
-	return sock;
+	return std::move(*sock);
 }
 
 } // namespace
 
-Fd connect_endpoint(std::string_view cmd, const Endpoint &ep, int type,
-		    const std::vector<OptionSetting> &settings)
+Socket connect_endpoint(std::string_view cmd, const Endpoint &ep, int type,
+			const std::vector<OptionSetting> &settings)
 {
-	Fd sock = socket_with(cmd, ep, type, settings);
+	Socket sock = socket_with(cmd, ep, type, settings);
 	if (!sock)
 		return sock;
 	/* No signal handlers are installed, so no EINTR to restart. */
-	if (::connect(sock.get(), reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) < 0) {
+	if (::connect(sock.fd(), reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) < 0) {
 		print_error(cmd, "connect " + ep.text, { errno, std::system_category() });
-		return Fd();
+		return Socket();
 	}
 	return sock;
 }
 
-Fd listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog,
-		   const std::vector<OptionSetting> &settings)
+Socket listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog,
+		       const std::vector<OptionSetting> &settings)
 {
-	Fd sock = socket_with(cmd, ep, type, settings);
+	Socket sock = socket_with(cmd, ep, type, settings);
 	if (!sock)
 		return sock;
-	if (::bind(sock.get(), reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) ||
-	    ::listen(sock.get(), backlog)) {
+	if (::bind(sock.fd(), reinterpret_cast<const sockaddr *>(&ep.addr), ep.len) ||
+	    ::listen(sock.fd(), backlog)) {
 		print_error(cmd, "listen " + ep.text, { errno, std::system_category() });
-		return Fd();
+		return Socket();
 	}
 	return sock;
 }

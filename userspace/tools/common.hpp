@@ -2,7 +2,8 @@
 /*
  * What every subcommand shares: exit codes, error messages that name the
  * object and the errno text, the "is the module loaded" check, addresses,
- * an fd owner, SOCK_SEQPACKET message I/O and the progress line.
+ * SOCK_SEQPACKET message I/O, buffers for RDMA and the progress line.
+ * Sockets, registrations and errno_code() are libsmbdirect's C++ API.
  */
 #ifndef SMBDIRECT_TOOLS_COMMON_HPP
 #define SMBDIRECT_TOOLS_COMMON_HPP
@@ -17,7 +18,7 @@
 
 #include <sys/socket.h>
 
-#include <smbdirect/smbdirect.h>
+#include <smbdirect/smbdirect.hpp>
 
 #include "args.hpp"
 #include "socket_options.hpp"
@@ -31,11 +32,9 @@ constexpr int exit_ok = 0;
 constexpr int exit_error = 1;
 constexpr int exit_usage = 2;
 
-/* -errno (the library's convention) as an error_code. */
-inline std::error_code errno_code(long negative_errno)
-{
-	return { static_cast<int>(-negative_errno), std::system_category() };
-}
+using sd::errno_code;
+using sd::Registration;
+using sd::Socket;
 
 /* "smbdirect CMD: OBJECT: errno text" on stderr. */
 void print_error(std::string_view cmd, std::string_view object, std::error_code ec);
@@ -60,33 +59,26 @@ bool parse_command_line(std::string_view cmd, int argc, char **argv,
  */
 bool module_available(std::string_view cmd);
 
-/* Owns a file descriptor. */
-class Fd {
+/* An anonymous mapping (MAP_POPULATE), unmapped when it goes: RDMA buffers. */
+class Mapping {
     public:
-	Fd() = default;
-	explicit Fd(int fd) : fd_(fd)
+	Mapping() = default;
+	Mapping(const Mapping &) = delete;
+	Mapping &operator=(const Mapping &) = delete;
+	Mapping(Mapping &&o) noexcept
+	    : p_(std::exchange(o.p_, nullptr)), len_(std::exchange(o.len_, 0))
 	{
 	}
-	Fd(Fd &&o) noexcept : fd_(std::exchange(o.fd_, -1))
+	~Mapping();
+	std::error_code map(size_t len);
+	uint8_t *data() const
 	{
+		return static_cast<uint8_t *>(p_);
 	}
-	Fd &operator=(Fd &&o) noexcept;
-	Fd(const Fd &) = delete;
-	Fd &operator=(const Fd &) = delete;
-	~Fd();
-
-	int get() const
-	{
-		return fd_;
-	}
-	explicit operator bool() const
-	{
-		return fd_ >= 0;
-	}
-	void reset(int fd = -1);
 
     private:
-	int fd_ = -1;
+	void *p_ = nullptr;
+	size_t len_ = 0;
 };
 
 struct Endpoint {
@@ -113,11 +105,11 @@ bool parse_settings(std::string_view cmd, const ParsedArgs &args, std::vector<Op
  * A connected socket of type (SOCK_SEQPACKET / SOCK_STREAM) with the
  * options set before connect, errors printed.
  */
-Fd connect_endpoint(std::string_view cmd, const Endpoint &ep, int type,
-		    const std::vector<OptionSetting> &settings = {});
+Socket connect_endpoint(std::string_view cmd, const Endpoint &ep, int type,
+			const std::vector<OptionSetting> &settings = {});
 /* A listening socket with the options set before listen, errors printed. */
-Fd listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog,
-		   const std::vector<OptionSetting> &settings = {});
+Socket listen_endpoint(std::string_view cmd, const Endpoint &ep, int type, int backlog,
+		       const std::vector<OptionSetting> &settings = {});
 
 /* Seconds on CLOCK_MONOTONIC. */
 double now_seconds();

@@ -149,10 +149,10 @@ std::string local_name(int fd)
 
 int test_connection(const Endpoint &ep, const std::vector<OptionSetting> &settings, bool json)
 {
-	Fd sock = connect_endpoint("params", ep, SOCK_SEQPACKET, settings);
+	Socket sock = connect_endpoint("params", ep, SOCK_SEQPACKET, settings);
 	if (!sock)
 		return exit_error;
-	int fd = sock.get();
+	int fd = sock.fd();
 	smbdirect_params p{};
 	if (!connection_parameters("params", fd, p))
 		return exit_error;
@@ -163,18 +163,18 @@ int test_connection(const Endpoint &ep, const std::vector<OptionSetting> &settin
 int serve(const Endpoint &ep, const std::vector<OptionSetting> &settings, const ParsedArgs &args)
 {
 	bool json = args.has("json"), verbose = args.has("verbose"), once = args.has("once");
-	Fd listener = listen_endpoint("params", ep, SOCK_SEQPACKET, 16, settings);
+	Socket listener = listen_endpoint("params", ep, SOCK_SEQPACKET, 16, settings);
 	if (!listener)
 		return exit_error;
 	if (verbose)
 		print_message("params", "listening on " + ep.text);
 
-	std::vector<Fd> clients;
+	std::vector<Socket> clients;
 	std::vector<std::string> names;
 	for (;;) {
-		std::vector<pollfd> fds{ { listener.get(), POLLIN, 0 } };
+		std::vector<pollfd> fds{ { listener.fd(), POLLIN, 0 } };
 		for (const auto &c : clients)
-			fds.push_back({ c.get(), POLLIN, 0 });
+			fds.push_back({ c.fd(), POLLIN, 0 });
 		if (poll(fds.data(), fds.size(), -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -186,7 +186,7 @@ int serve(const Endpoint &ep, const std::vector<OptionSetting> &settings, const 
 			if (!fds[i].revents)
 				continue;
 			char buf[256];
-			ssize_t n = recv(clients[i - 1].get(), buf, sizeof(buf), MSG_DONTWAIT);
+			ssize_t n = recv(clients[i - 1].fd(), buf, sizeof(buf), MSG_DONTWAIT);
 			if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
 				continue;
 			if (verbose)
@@ -204,7 +204,7 @@ int serve(const Endpoint &ep, const std::vector<OptionSetting> &settings, const 
 			continue;
 		sockaddr_storage peer{};
 		socklen_t len = sizeof(peer);
-		int c = smbdirect_accept(listener.get(), reinterpret_cast<sockaddr *>(&peer), &len,
+		int c = smbdirect_accept(listener.fd(), reinterpret_cast<sockaddr *>(&peer), &len,
 					 SOCK_CLOEXEC);
 		if (c < 0) {
 			/* A connection that failed during the handshake is its problem. */
@@ -214,7 +214,7 @@ int serve(const Endpoint &ep, const std::vector<OptionSetting> &settings, const 
 				continue;
 			return exit_error;
 		}
-		Fd conn(c);
+		Socket conn(c);
 		smbdirect_params p{};
 		if (!connection_parameters("params", c, p))
 			continue;

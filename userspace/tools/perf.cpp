@@ -25,12 +25,8 @@
 #include <cstdio>
 #include <cstring>
 #include <poll.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
-
-#include <smbdirect/smbdirect.h>
-#include <smbdirect/smbdirect.hpp>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -140,36 +136,6 @@ bool check(const uint8_t *p, size_t size, unsigned seed)
 
 constexpr unsigned read_seed = 0x52, write_seed = 0x57;
 
-class Buffer {
-    public:
-	Buffer() = default;
-	Buffer(const Buffer &) = delete;
-	Buffer &operator=(const Buffer &) = delete;
-	~Buffer()
-	{
-		if (p_)
-			munmap(p_, len_);
-	}
-	std::error_code map(size_t len)
-	{
-		void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (p == MAP_FAILED)
-			return { errno, std::system_category() };
-		p_ = p;
-		len_ = len;
-		return {};
-	}
-	uint8_t *data() const
-	{
-		return static_cast<uint8_t *>(p_);
-	}
-
-    private:
-	void *p_ = nullptr;
-	size_t len_ = 0;
-};
-
 /* "peer: text" for ERRR, else a description of what came instead. */
 std::string describe_unexpected(const wire::Reader &r, size_t bytes, std::string_view waiting)
 {
@@ -227,23 +193,21 @@ int serve_client(const Session &s)
 			      std::to_string(std::min<uint64_t>(p.max_read_write_size,
 								SMBDIRECT_REG_MAX_BYTES)));
 
-	Buffer buf;
-	sd::Registration reg;
+	Mapping buf;
+	Registration reg;
 	wire::Writer ready(wire::Type::PerfReady);
 	if (rdma) {
 		if ((ec = buf.map(size)))
 			return failed("buffer", ec);
 		if (test == Test::Read)
 			fill(buf.data(), size, read_seed);
-		iovec iov = { buf.data(), size };
-		smbdirect_rdma_v1_registration raw;
-		int rc = smbdirect_rdma_v1_register(s.fd, &iov, 1,
-						    test == Test::Read ? SMBDIRECT_ACCESS_PEER_READ
-								       : SMBDIRECT_ACCESS_PEER_WRITE,
-						    &raw);
-		if (rc < 0)
-			return failed("register " + format_bytes(size), errno_code(rc));
-		reg = sd::Registration::adopt(s.fd, raw);
+		auto r = Registration::create(s.fd,
+					      std::as_writable_bytes(std::span(buf.data(), size)),
+					      test == Test::Read ? SMBDIRECT_ACCESS_PEER_READ
+								 : SMBDIRECT_ACCESS_PEER_WRITE);
+		if (!r)
+			return failed("register " + format_bytes(size), r.error());
+		reg = std::move(*r);
 	}
 	ready.u32(static_cast<uint32_t>(reg.descriptors().size())).descriptors(reg.descriptors());
 	if ((ec = send_message(s.fd, ready)))
@@ -305,7 +269,7 @@ int serve_client(const Session &s)
 
 int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionSetting> &settings)
 {
-	Fd listener = listen_endpoint(cmd, ep, SOCK_SEQPACKET, 8, settings);
+	Socket listener = listen_endpoint(cmd, ep, SOCK_SEQPACKET, 8, settings);
 	if (!listener)
 		return exit_error;
 	if (verbose)
@@ -313,7 +277,7 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 	for (;;) {
 		sockaddr_storage peer{};
 		socklen_t len = sizeof(peer);
-		int fd = smbdirect_accept(listener.get(), reinterpret_cast<sockaddr *>(&peer), &len,
+		int fd = smbdirect_accept(listener.fd(), reinterpret_cast<sockaddr *>(&peer), &len,
 					  SOCK_CLOEXEC);
 		if (fd < 0) {
 			print_error(cmd, "accept on " + ep.text, errno_code(fd));
@@ -321,7 +285,7 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 				return exit_error;
 			continue;
 		}
-		Fd conn(fd);
+		Socket conn(fd);
 		int rc = serve_client(
 			{ fd, format_endpoint(reinterpret_cast<sockaddr *>(&peer)), verbose });
 		if (once)
@@ -331,7 +295,10 @@ int serve(const Endpoint &ep, bool once, bool verbose, const std::vector<OptionS
 
 /* --- client ------------------------------------------------------------------- */
 
-enum class Api { Async, V1 };
+enum class Api {
+	Async,
+	V1
+};
 
 std::string_view api_name(Api a)
 {
@@ -361,8 +328,6 @@ struct Limits {
 	double seconds;
 	uint64_t iters; /* 0: by time */
 };
-
-
 
 class Client {
     public:
@@ -510,7 +475,7 @@ class Client {
 	int rdma_test()
 	{
 		bool reading = r_.test == Test::Read;
-		Buffer buf;
+		Mapping buf;
 		std::error_code ec = buf.map(r_.size);
 		if (ec)
 			return failed("buffer", ec);
@@ -562,7 +527,7 @@ class Client {
 	{
 		const bool reading = r_.test == Test::Read;
 		const uint32_t depth = r_.depth;
-		std::vector<Buffer> bufs(depth);
+		std::vector<Mapping> bufs(depth);
 		std::vector<iovec> iovs(depth);
 		for (uint32_t i = 0; i < depth; i++) {
 			if (std::error_code ec = bufs[i].map(r_.size))
@@ -590,13 +555,13 @@ class Client {
 				uint32_t slot = free_slots.back();
 				free_slots.pop_back();
 				if (reading)
-					smbdirect_rdma_prep_read(&args[n], slot, &iovs[slot], 1,
-								 desc_.data(),
-								 static_cast<uint32_t>(desc_.size()));
+					smbdirect_rdma_prep_read(
+						&args[n], slot, &iovs[slot], 1, desc_.data(),
+						static_cast<uint32_t>(desc_.size()));
 				else
-					smbdirect_rdma_prep_write(&args[n], slot, &iovs[slot], 1,
-								  desc_.data(),
-								  static_cast<uint32_t>(desc_.size()));
+					smbdirect_rdma_prep_write(
+						&args[n], slot, &iovs[slot], 1, desc_.data(),
+						static_cast<uint32_t>(desc_.size()));
 				submitted[slot] = now_seconds();
 				n++;
 				issued++;
@@ -616,8 +581,8 @@ class Client {
 					/* Warm-up over: every buffer was used once. */
 					if (reading)
 						for (uint32_t i = 0; i < depth; i++)
-							r_.verified &= check(bufs[i].data(), r_.size,
-									     read_seed);
+							r_.verified &= check(bufs[i].data(),
+									     r_.size, read_seed);
 					measuring = true;
 					issued = done = 0;
 					start = now_seconds();
@@ -661,7 +626,7 @@ class Client {
 
 	int register_test()
 	{
-		Buffer buf;
+		Mapping buf;
 		std::error_code ec = buf.map(r_.size);
 		if (ec)
 			return failed("buffer", ec);
@@ -672,24 +637,20 @@ class Client {
 			if (i >= 0 && !more(r_.ops, start))
 				break;
 			double t0 = now_seconds();
-			iovec iov = { buf.data(), r_.size };
-			auto reg = sd::Registration();
-			smbdirect_rdma_v1_registration raw;
-			int rc = smbdirect_rdma_v1_register(fd_, &iov, 1, SMBDIRECT_ACCESS_PEER_WRITE,
-							    &raw);
-			if (rc < 0)
-				return failed("register " + format_bytes(r_.size), errno_code(rc));
-			reg = sd::Registration::adopt(fd_, raw);
+			auto reg = Registration::create(
+				fd_, std::as_writable_bytes(std::span(buf.data(), r_.size)),
+				SMBDIRECT_ACCESS_PEER_WRITE);
+			if (!reg)
+				return failed("register " + format_bytes(r_.size), reg.error());
 			if (r_.api == Api::V1) {
-				if (auto d = reg.deregister(); !d)
+				if (auto d = reg->deregister(); !d)
 					return failed("deregister", d.error());
 			} else {
 				/* The memory is ours again at the completion: wait for it. */
-				smbdirect_rdma_v1_registration r = reg.release();
-				rc = smbdirect_rdma_v1_deregister_async(
-					fd_, &r, static_cast<uint64_t>(i + warmup));
-				if (rc < 0)
-					return failed("deregister", errno_code(rc));
+				if (auto d = reg->deregister_async(
+					    static_cast<uint64_t>(i + warmup));
+				    !d)
+					return failed("deregister", d.error());
 				smbdirect_rdma_completion c;
 				for (;;) {
 					int got = smbdirect_rdma_reap(fd_, &c, 1);
@@ -700,7 +661,8 @@ class Client {
 							      errno_code(got));
 					pollfd p = { fd_, 0, 0 };
 					if (::poll(&p, 1, 30000) == 0)
-						return message("no deregistration completion for 30 s");
+						return message(
+							"no deregistration completion for 30 s");
 				}
 				if (c.status < 0 || c.cookie != static_cast<uint64_t>(i + warmup))
 					return message("deregistration completed with status " +
@@ -791,7 +753,8 @@ void print_result(const Result &r, bool json)
 		std::printf("%s\n", j.str().c_str());
 	} else {
 		bool rdma = r.test == Test::Read || r.test == Test::Write;
-		std::string how = r.test == Test::Register ? " (api " + std::string(api_name(r.api)) + ")"
+		std::string how = r.test == Test::Register
+					  ? " (api " + std::string(api_name(r.api)) + ")"
 				  : rdma ? " (api " + std::string(api_name(r.api)) + ", depth " +
 						   std::to_string(r.depth) + ")"
 					 : "";
@@ -871,7 +834,8 @@ bool parse_client(const ParsedArgs &args, Result &r, Limits &l, int &rc)
 			r.api = Api::V1;
 		else {
 			rc = usage_error(cmd, "--api '" + *a + "' is not " +
-						      (r.test == Test::Register ? "v1 or async" : "async or v1"));
+						      (r.test == Test::Register ? "v1 or async"
+										: "async or v1"));
 			return false;
 		}
 		if (!rdma && r.test != Test::Register) {
@@ -939,11 +903,11 @@ int sd_cmd_perf(int argc, char **argv)
 	if (listening)
 		return serve(ep, args.has("once"), args.has("verbose"), settings);
 
-	Fd conn = connect_endpoint(cmd, ep, SOCK_SEQPACKET, settings);
+	Socket conn = connect_endpoint(cmd, ep, SOCK_SEQPACKET, settings);
 	if (!conn)
 		return exit_error;
 	r.peer = ep.text;
-	Client client(conn.get(), r, limits);
+	Client client(conn.fd(), r, limits);
 	if ((rc = client.run()))
 		return rc;
 	print_result(r, args.has("json"));

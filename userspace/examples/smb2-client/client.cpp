@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "../smb2/framing.hpp"
-#include "registration.hpp"
 
 namespace smb2 {
 
@@ -31,6 +30,14 @@ uint64_t iov_bytes(std::span<const iovec> iov)
 	for (const auto &v : iov)
 		n += v.iov_len;
 	return n;
+}
+
+std::vector<BufferDescriptor> channel_info(const sd::Registration &reg)
+{
+	std::vector<BufferDescriptor> out;
+	for (const auto &d : reg.descriptors())
+		out.push_back({ sd::offset(d), sd::token(d), sd::length(d) });
+	return out;
 }
 
 Client::Client(int fd, ClientConfig config) : fd_(fd), config_(std::move(config))
@@ -507,11 +514,11 @@ Result<RdmaResult> Client::rdma_io(Command command, const FileId &file, uint64_t
 	uint32_t flags = is_write ? SMBDIRECT_ACCESS_PEER_READ : SMBDIRECT_ACCESS_PEER_WRITE;
 	if (channel == Channel::rdma_v1_invalidate)
 		flags |= SMBDIRECT_REG_REMOTE_INVALIDATE;
-	Registration reg;
-	if (auto ec = reg.register_memory(fd_, iov, flags))
-		return ec;
+	auto reg = sd::Registration::create(fd_, iov, flags);
+	if (!reg)
+		return reg.error();
 	RdmaResult result;
-	auto descriptors = reg.descriptors();
+	auto descriptors = channel_info(*reg);
 	result.descriptors = static_cast<uint32_t>(descriptors.size());
 
 	/* 2. The request carries the descriptors; the server moves the data. */
@@ -567,10 +574,10 @@ Result<RdmaResult> Client::rdma_io(Command command, const FileId &file, uint64_t
 		return ParseError::bad_value;
 
 	/* 3. The server is done with our memory: deregister (the client's job). */
-	auto state = reg.deregister();
-	if (!state)
-		return state.error();
-	result.deregister_state = *state;
+	auto remote_invalidated = reg->deregister();
+	if (!remote_invalidated)
+		return remote_invalidated.error();
+	result.deregister_state = *remote_invalidated ? SMBDIRECT_REG_STATE_REMOTE_INVALIDATED : 0;
 	return result;
 }
 

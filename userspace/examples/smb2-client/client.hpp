@@ -32,7 +32,7 @@
 #include <string>
 #include <string_view>
 
-#include <smbdirect/smbdirect.h>
+#include <smbdirect/smbdirect.hpp>
 
 #include "../smb2/ntlmssp.hpp"
 #include "../smb2/preauth.hpp"
@@ -230,6 +230,9 @@ private:
 
 /* Sum of the iovec lengths. */
 uint64_t iov_bytes(std::span<const iovec> iov);
+
+/* A registration's descriptors in host order: READ/WRITE channel info. */
+std::vector<BufferDescriptor> channel_info(const sd::Registration &reg);
 
 } // namespace smb2
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <endian.h>
 #include <poll.h>
 #include <unistd.h>
 #include <vector>
@@ -81,15 +80,11 @@ public:
 		if (config_.channel == Channel::rdma_v1_invalidate)
 			flags |= SMBDIRECT_REG_REMOTE_INVALIDATE;
 		auto iov = split_segments(s.buffer.data(), n, config_.segments);
-		smbdirect_rdma_v1_registration reg;
-		int rc = smbdirect_rdma_v1_register(client_.fd(), iov.data(),
-						    static_cast<int>(iov.size()), flags, &reg);
-		if (rc < 0)
-			return errno_code(rc);
-		s.registration = sd::Registration::adopt(client_.fd(), reg);
-		std::vector<BufferDescriptor> descriptors;
-		for (const auto &d : s.registration.descriptors())
-			descriptors.push_back({ le64toh(d.offset), le32toh(d.token), le32toh(d.length) });
+		auto reg = sd::Registration::create(client_.fd(), iov, flags);
+		if (!reg)
+			return reg.error();
+		s.registration = std::move(*reg);
+		std::vector<BufferDescriptor> descriptors = channel_info(s.registration);
 		stats_.descriptors =
 			std::max(stats_.descriptors, static_cast<uint32_t>(descriptors.size()));
 		Result<uint64_t> id = std::error_code();

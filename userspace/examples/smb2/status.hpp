@@ -16,6 +16,8 @@
 #include <utility>
 #include <variant>
 
+#include <smbdirect/smbdirect.hpp>
+
 namespace smb2 {
 
 /* The NTSTATUS values these examples produce or react to ([MS-ERREF] 2.3). */
@@ -124,10 +126,7 @@ private:
 };
 
 /* -errno (libsmbdirect's convention) as an error_code. */
-inline std::error_code errno_code(long negative_errno)
-{
-	return { static_cast<int>(-negative_errno), std::system_category() };
-}
+using sd::errno_code;
 
 } // namespace smb2
 

@@ -1,31 +1,30 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// libsmbdirect's C++ API (namespace sd), header-only over the C API of
-// <smbdirect/smbdirect.h>. See libsmbdirect++(3).
+// libsmbdirect's C++ API (namespace sd): RAII over the C API of
+// <smbdirect/smbdirect.h>, header-only, C++20. See libsmbdirect++(3).
 //
 //  - Errors are values: sd::Result<T> is std::expected<T, std::error_code>
-//    where the standard library has it (C++23), else a small class with the
-//    same members (has_value, value, error, operator*, operator->, explicit
-//    operator bool, value_or). The codes are errno values in
-//    std::system_category(), so they compare equal to std::errc constants.
-//    Nothing here throws: it compiles and works with -fno-exceptions.
-//    value() on an error aborts there (std::expected would throw).
+//    where the standard library has it (C++23), else a stand-in with the
+//    members callers use (has_value, explicit operator bool, *, ->, value,
+//    value_or, error). Codes are errno values in std::system_category(), so
+//    they compare equal to std::errc constants. The calls never throw.
 //  - Socket and Listener own a file descriptor (move-only, closed by the
 //    destructor); Registration owns a registration of memory for the peer
 //    and deregisters it in its destructor.
+//  - A Registration names its socket by fd and must not outlive it. If the
+//    fd was closed and reused meanwhile, it notices (the socket's inode
+//    differs) and leaves the other socket alone. After fork() only the
+//    process that registered deregisters in the destructor (an explicit
+//    deregister() works from any process that holds the socket).
 //  - RdmaQueue submits asynchronous RDMA transfers on a socket it names by
 //    fd (it owns nothing) and reaps their completions, handing each to a
 //    callback or to the Pending object whose address is its cookie.
-//  - A Registration names its socket by fd and must not outlive it (destroy
-//    it, or call deregister(), before closing the socket). If the fd was
-//    closed and reused meanwhile, the Registration notices (the socket's
-//    inode differs) and does not touch the other socket. Registrations
-//    belong to the socket, not to the process: after fork() both processes
-//    see them, and only the process that registered deregisters in the
-//    destructor (the other one's copy lets go silently; an explicit
-//    deregister() works from any process that holds the socket).
 #ifndef SMBDIRECT_SMBDIRECT_HPP
 #define SMBDIRECT_SMBDIRECT_HPP
+
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "<smbdirect/smbdirect.hpp> needs C++20 (-std=c++20 or newer; CMake's smbdirect::smbdirect asks for it); C includes <smbdirect/smbdirect.h>"
+#else
 
 #include <smbdirect/smbdirect.h>
 
@@ -33,17 +32,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <endian.h>
 #include <netinet/in.h>
-#include <new>
 #include <optional>
 #include <poll.h>
 #include <span>
 #include <string>
 #include <sys/stat.h>
 #include <system_error>
-#include <type_traits>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -54,153 +50,58 @@
 namespace sd
 {
 
-// The two spellings of Result<T> would give inline functions of the same
-// name different return types: an inline namespace per spelling keeps a
-// program that mixes C++20 and C++23 translation units free of ODR clashes.
+// The two spellings of Result<T> give inline functions of the same name
+// different return types: an inline namespace per spelling keeps a program
+// that mixes C++20 and C++23 translation units free of ODR clashes.
 #if defined(__cpp_lib_expected) && __cpp_lib_expected >= 202202L
 inline namespace expected_api
 {
+template <class T> using Result = std::expected<T, std::error_code>;
+using Unexpected = std::unexpected<std::error_code>;
 #else
 inline namespace result_api
 {
-#endif
-
-// errno (positive or negative, as the C API returns it) as an error code.
-inline std::error_code errno_code(int e) noexcept
-{
-	return std::error_code(e < 0 ? -e : e, std::system_category());
-}
-
-#if defined(__cpp_lib_expected) && __cpp_lib_expected >= 202202L
-
-template <class T> using Result = std::expected<T, std::error_code>;
-using Unexpected = std::unexpected<std::error_code>;
-
-#else
-
 // What std::unexpected<std::error_code> is in C++23.
-class Unexpected {
-    public:
-	explicit Unexpected(std::error_code e) noexcept : error_(e)
-	{
-	}
+struct Unexpected {
+	std::error_code code;
 	const std::error_code &error() const noexcept
 	{
-		return error_;
+		return code;
 	}
-
-    private:
-	std::error_code error_;
 };
 
-// The subset of std::expected<T, std::error_code> this API uses.
-template <class T> class [[nodiscard]] Result {
+// The subset of std::expected<T, std::error_code> callers use; value() on
+// an error throws std::bad_optional_access (aborts with -fno-exceptions).
+template <class T> class [[nodiscard]] Result : public std::optional<T> {
     public:
-	using value_type = T;
-	using error_type = std::error_code;
-
-	Result(const T &v) noexcept(std::is_nothrow_copy_constructible_v<T>) : value_(v)
-	{
-	}
-	Result(T &&v) noexcept(std::is_nothrow_move_constructible_v<T>) : value_(std::move(v))
+	Result(T v) : std::optional<T>(std::move(v))
 	{
 	}
 	Result(const Unexpected &u) noexcept : error_(u.error())
 	{
 	}
-
-	bool has_value() const noexcept
-	{
-		return value_.has_value();
-	}
-	explicit operator bool() const noexcept
-	{
-		return has_value();
-	}
-	T &value() &noexcept
-	{
-		check();
-		return *value_;
-	}
-	const T &value() const &noexcept
-	{
-		check();
-		return *value_;
-	}
-	T &&value() &&noexcept
-	{
-		check();
-		return std::move(*value_);
-	}
-	T &operator*() &noexcept
-	{
-		return *value_;
-	}
-	const T &operator*() const &noexcept
-	{
-		return *value_;
-	}
-	T &&operator*() &&noexcept
-	{
-		return std::move(*value_);
-	}
-	T *operator->() noexcept
-	{
-		return &*value_;
-	}
-	const T *operator->() const noexcept
-	{
-		return &*value_;
-	}
 	const std::error_code &error() const noexcept
 	{
 		return error_;
 	}
-	template <class U> T value_or(U &&other) const &
-	{
-		return has_value() ? *value_ : static_cast<T>(std::forward<U>(other));
-	}
-	template <class U> T value_or(U &&other) &&
-	{
-		return has_value() ? std::move(*value_) : static_cast<T>(std::forward<U>(other));
-	}
 
     private:
-	void check() const noexcept
-	{
-		if (!value_)
-			std::abort();
-	}
-
-	std::optional<T> value_;
 	std::error_code error_;
 };
 
 template <> class [[nodiscard]] Result<void> {
     public:
-	using value_type = void;
-	using error_type = std::error_code;
-
 	Result() noexcept = default;
-	Result(const Unexpected &u) noexcept : ok_(false), error_(u.error())
+	Result(const Unexpected &u) noexcept : failed_(true), error_(u.error())
 	{
 	}
-
 	bool has_value() const noexcept
 	{
-		return ok_;
+		return !failed_;
 	}
 	explicit operator bool() const noexcept
 	{
-		return ok_;
-	}
-	void value() const noexcept
-	{
-		if (!ok_)
-			std::abort();
-	}
-	void operator*() const noexcept
-	{
+		return !failed_;
 	}
 	const std::error_code &error() const noexcept
 	{
@@ -208,42 +109,52 @@ template <> class [[nodiscard]] Result<void> {
 	}
 
     private:
-	bool ok_ = true;
+	bool failed_ = false;
 	std::error_code error_;
 };
-
 #endif
+
+// errno (positive or negative, as the C API returns it) as an error code.
+inline std::error_code errno_code(long e) noexcept
+{
+	return std::error_code(static_cast<int>(e < 0 ? -e : e), std::system_category());
+}
 
 // The error of a failed call: return sd::fail(-EINVAL) or sd::fail(ec).
 inline Unexpected fail(std::error_code e) noexcept
 {
-	return Unexpected(e);
+	return Unexpected{ e };
 }
-inline Unexpected fail(int e) noexcept
+inline Unexpected fail(long e) noexcept
 {
-	return Unexpected(errno_code(e));
+	return Unexpected{ errno_code(e) };
 }
 
 namespace detail
 {
 
-inline Result<void> check(long ret) noexcept
-{
-	if (ret < 0)
-		return fail(static_cast<int>(ret));
-	return {};
-}
-
-inline Result<size_t> bytes(ssize_t ret) noexcept
-{
-	if (ret < 0)
-		return fail(static_cast<int>(ret));
-	return static_cast<size_t>(ret);
-}
-
 inline int last_errno() noexcept
 {
 	return errno > 0 ? errno : EIO;
+}
+
+// A C API result (-errno or a count) as a Result.
+inline Result<void> check(long ret) noexcept
+{
+	if (ret < 0)
+		return fail(ret);
+	return {};
+}
+inline Result<size_t> bytes(ssize_t ret) noexcept
+{
+	if (ret < 0)
+		return fail(ret);
+	return static_cast<size_t>(ret);
+}
+// A system call's (-1 and errno, or a count).
+inline Result<size_t> sys_bytes(ssize_t ret) noexcept
+{
+	return bytes(ret < 0 ? -last_errno() : ret);
 }
 
 // The socket's inode: what identifies the socket behind an fd number.
@@ -262,7 +173,7 @@ inline iovec byte_iovec(std::span<const std::byte> b) noexcept
 
 } // namespace detail
 
-// --- addresses -----------------------------------------------------------------
+// --- addresses, descriptors, options ---------------------------------------------
 
 // A sockaddr_in or sockaddr_in6, as SMB-Direct sockets take them.
 struct Address {
@@ -274,8 +185,7 @@ struct Address {
 	static Result<Address> parse(const char *host, const char *port) noexcept
 	{
 		Address a;
-		int r = smbdirect_parse_address(host, port, &a.storage, &a.length);
-		if (r < 0)
+		if (int r = smbdirect_parse_address(host, port, &a.storage, &a.length); r < 0)
 			return fail(r);
 		return a;
 	}
@@ -283,7 +193,6 @@ struct Address {
 	{
 		return parse(host.c_str(), port.c_str());
 	}
-
 	const sockaddr *get() const noexcept
 	{
 		return reinterpret_cast<const sockaddr *>(&storage);
@@ -306,12 +215,10 @@ struct Address {
 	}
 };
 
-// --- buffer descriptors ------------------------------------------------------------
-
-// Buffer Descriptor V1 as on the wire (little-endian fields).
+// Buffer Descriptor V1 as on the wire (little-endian fields), and the
+// fields in host order: token() is what send_with_invalidate() takes.
 using Descriptor = smbdirect_buffer_descriptor_v1;
 
-// The fields in host order: token() is what send_with_invalidate() takes.
 inline uint64_t offset(const Descriptor &d) noexcept
 {
 	return le64toh(d.offset);
@@ -325,8 +232,6 @@ inline uint32_t length(const Descriptor &d) noexcept
 	return le32toh(d.length);
 }
 
-// --- options ------------------------------------------------------------------------
-
 // SOL_SMBDIRECT options to set before connect() or listen(); unset fields
 // keep the module's defaults. flags are the socket's fd flags.
 struct Options {
@@ -338,188 +243,6 @@ struct Options {
 	std::optional<uint32_t> max_read_write_size;
 	std::optional<uint32_t> keepalive_interval; // seconds; 0 off
 	int flags = SOCK_CLOEXEC;		    // | SOCK_NONBLOCK
-};
-
-class Socket;
-class Pending;
-
-// --- registrations -------------------------------------------------------------------
-
-// Memory the peer may RDMA-read or -write, until deregister() or the
-// destructor (see the top of this file for lifetime rules).
-class Registration {
-    public:
-	Registration() noexcept = default;
-	Registration(const Registration &) = delete;
-	Registration &operator=(const Registration &) = delete;
-	Registration(Registration &&o) noexcept
-	    : fd_(o.fd_), inode_(o.inode_), pid_(o.pid_), reg_(std::exchange(o.reg_, {})),
-	      remote_invalidated_(o.remote_invalidated_)
-	{
-	}
-	Registration &operator=(Registration &&o) noexcept
-	{
-		if (this != &o) {
-			drop();
-			fd_ = o.fd_;
-			inode_ = o.inode_;
-			pid_ = o.pid_;
-			reg_ = std::exchange(o.reg_, {});
-			remote_invalidated_ = o.remote_invalidated_;
-		}
-		return *this;
-	}
-	~Registration()
-	{
-		drop();
-	}
-
-	// Adopts a registration made with the C API on socket fd.
-	static Registration adopt(int fd, const smbdirect_rdma_v1_registration &reg) noexcept
-	{
-		return Registration(fd, reg);
-	}
-
-	// Invalidates and unpins; true if the peer had already invalidated it
-	// (send-with-invalidate). The descriptors are gone afterwards.
-	Result<bool> deregister() noexcept
-	{
-		if (!reg_.id && !reg_.desc)
-			return fail(ENOENT);
-		if (inode_ && detail::socket_inode(fd_) != inode_) {
-			forget();
-			return fail(EBADF);
-		}
-		int r = smbdirect_rdma_v1_deregister(fd_, &reg_);
-		if (r < 0)
-			return fail(r);
-		remote_invalidated_ = r & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
-		return remote_invalidated_;
-	}
-
-	// Registers memory of the socket fd for the peer, without an
-	// sd::Socket: access as for Socket::register_memory().
-	static Result<Registration> create(int fd, std::span<const iovec> iov,
-					   uint32_t access) noexcept
-	{
-		smbdirect_rdma_v1_registration reg;
-		int r = smbdirect_rdma_v1_register(fd, iov.data(), static_cast<int>(iov.size()),
-						   access, &reg);
-		if (r < 0)
-			return fail(r);
-		return Registration(fd, reg);
-	}
-	static Result<Registration> create(int fd, std::span<std::byte> buffer,
-					   uint32_t access) noexcept
-	{
-		iovec v = detail::byte_iovec(buffer);
-		return create(fd, std::span<const iovec>(&v, 1), access);
-	}
-
-	// Ends the registration without waiting for the invalidation
-	// (SMBDIRECT_DEREG_ASYNC): the descriptors are gone at once, and one
-	// completion with cookie (bytes length(); status 0, or the
-	// connection's error if it ended first) reaches the socket's error
-	// queue (RdmaQueue) once the peer's access has ended; only then may
-	// the memory be reused. true if the peer had already invalidated it.
-	// The registration is gone from the object whatever the result, as
-	// with deregister().
-	Result<bool> deregister_async(uint64_t cookie) noexcept
-	{
-		if (!reg_.id && !reg_.desc)
-			return fail(ENOENT);
-		if (inode_ && detail::socket_inode(fd_) != inode_) {
-			forget();
-			return fail(EBADF);
-		}
-		int r = smbdirect_rdma_v1_deregister_async(fd_, &reg_, cookie);
-		if (r < 0)
-			return fail(r);
-		remote_invalidated_ = r & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
-		return remote_invalidated_;
-	}
-	// The same, completing p (see Pending).
-	inline Result<bool> deregister_async(Pending &p) noexcept;
-
-	// Hands the registration to C code; this object forgets it.
-	smbdirect_rdma_v1_registration release() noexcept
-	{
-		return std::exchange(reg_, {});
-	}
-
-	bool live() const noexcept
-	{
-		return reg_.id != 0;
-	}
-	explicit operator bool() const noexcept
-	{
-		return live();
-	}
-	uint64_t id() const noexcept
-	{
-		return reg_.id;
-	}
-	uint32_t flags() const noexcept
-	{
-		return reg_.flags;
-	}
-	int fd() const noexcept
-	{
-		return fd_;
-	}
-	// What to put into SMB2 READ/WRITE channel info.
-	std::span<const Descriptor> descriptors() const noexcept
-	{
-		return { reg_.desc, reg_.desc ? reg_.desc_count : 0 };
-	}
-	// The bytes registered: what an asynchronous deregistration's
-	// completion reports.
-	uint64_t length() const noexcept
-	{
-		uint64_t n = 0;
-		for (const Descriptor &d : descriptors())
-			n += le32toh(d.length);
-		return n;
-	}
-	// After deregister(): whether the peer had invalidated it.
-	bool remote_invalidated() const noexcept
-	{
-		return remote_invalidated_;
-	}
-
-    private:
-	friend class Socket;
-	Registration(int fd, const smbdirect_rdma_v1_registration &reg) noexcept
-	    : fd_(fd), inode_(detail::socket_inode(fd)), pid_(::getpid()), reg_(reg)
-	{
-	}
-
-	void forget() noexcept
-	{
-		std::free(reg_.desc);
-		reg_ = {};
-	}
-
-	// The destructor's deregistration: only in the process that registered.
-	void drop() noexcept
-	{
-		if (!reg_.id && !reg_.desc)
-			return;
-		if (pid_ != ::getpid()) {
-			forget();
-			return;
-		}
-		int saved = errno;
-		(void)deregister();
-		forget();
-		errno = saved;
-	}
-
-	int fd_ = -1;
-	ino_t inode_ = 0;
-	pid_t pid_ = 0;
-	smbdirect_rdma_v1_registration reg_ = {};
-	bool remote_invalidated_ = false;
 };
 
 // --- asynchronous RDMA ---------------------------------------------------------------
@@ -548,8 +271,8 @@ inline Transfer read_transfer(uint64_t cookie, std::span<const iovec> local,
 				 remote.data(), static_cast<uint32_t>(remote.size()));
 	return t;
 }
-inline Transfer file_write_transfer(uint64_t cookie, int file_fd, uint64_t offset,
-				    uint64_t length, std::span<const Descriptor> remote) noexcept
+inline Transfer file_write_transfer(uint64_t cookie, int file_fd, uint64_t offset, uint64_t length,
+				    std::span<const Descriptor> remote) noexcept
 {
 	Transfer t;
 	smbdirect_rdma_prep_write_file(&t, cookie, file_fd, offset, length, remote.data(),
@@ -587,11 +310,6 @@ class Pending {
 	Pending &operator=(const Pending &) = delete;
 	~Pending() = default;
 };
-
-inline Result<bool> Registration::deregister_async(Pending &p) noexcept
-{
-	return deregister_async(p.cookie());
-}
 
 // Asynchronous RDMA on a socket it names by fd (owns nothing; the socket
 // must outlive the transfers' completions being reaped). Submission blocks
@@ -652,11 +370,8 @@ class RdmaQueue {
 	// none waits.
 	Result<size_t> reap(std::span<Completion> out) const noexcept
 	{
-		int n = smbdirect_rdma_reap(fd_, out.data(),
-					    static_cast<unsigned int>(out.size()));
-		if (n < 0)
-			return fail(n);
-		return static_cast<size_t>(n);
+		return detail::bytes(smbdirect_rdma_reap(fd_, out.data(),
+							 static_cast<unsigned int>(out.size())));
 	}
 
 	// Reaps every completion waiting and calls f(const Completion &) for
@@ -708,19 +423,183 @@ class RdmaQueue {
 	// that the socket holds (1 .. SMBDIRECT_RDMA_INFLIGHT_MAX, default 64).
 	Result<void> set_limit(uint32_t transfers) const noexcept
 	{
-		return detail::check(smbdirect_set_option(fd_, SMBDIRECT_OPT_RDMA_INFLIGHT, transfers));
+		return detail::check(
+			smbdirect_set_option(fd_, SMBDIRECT_OPT_RDMA_INFLIGHT, transfers));
 	}
 	Result<uint32_t> limit() const noexcept
 	{
 		uint32_t v = 0;
-		int r = smbdirect_get_option(fd_, SMBDIRECT_OPT_RDMA_INFLIGHT, &v);
-		if (r < 0)
+		if (int r = smbdirect_get_option(fd_, SMBDIRECT_OPT_RDMA_INFLIGHT, &v); r < 0)
 			return fail(r);
 		return v;
 	}
 
     private:
 	int fd_ = -1;
+};
+
+// --- registrations -------------------------------------------------------------------
+
+// Memory the peer may RDMA-read or -write, until deregister() or the
+// destructor (see the top of this file for lifetime rules).
+class Registration {
+    public:
+	Registration() noexcept = default;
+	Registration(Registration &&o) noexcept : s_(std::exchange(o.s_, {}))
+	{
+	}
+	Registration &operator=(Registration &&o) noexcept
+	{
+		if (this != &o) {
+			drop();
+			s_ = std::exchange(o.s_, {});
+		}
+		return *this;
+	}
+	~Registration()
+	{
+		drop();
+	}
+
+	// Adopts a registration made with the C API on socket fd.
+	static Registration adopt(int fd, const smbdirect_rdma_v1_registration &reg) noexcept
+	{
+		Registration r;
+		r.s_ = { fd, detail::socket_inode(fd), ::getpid(), reg, false };
+		return r;
+	}
+
+	// Registers memory of socket fd for the peer: access is
+	// SMBDIRECT_ACCESS_PEER_READ and/or _PEER_WRITE, optionally |
+	// SMBDIRECT_REG_REMOTE_INVALIDATE (Socket::register_memory() does
+	// the same on its socket).
+	static Result<Registration> create(int fd, std::span<const iovec> iov,
+					   uint32_t access) noexcept
+	{
+		smbdirect_rdma_v1_registration reg;
+		int r = smbdirect_rdma_v1_register(fd, iov.data(), static_cast<int>(iov.size()),
+						   access, &reg);
+		if (r < 0)
+			return fail(r);
+		return adopt(fd, reg);
+	}
+	static Result<Registration> create(int fd, std::span<std::byte> buffer,
+					   uint32_t access) noexcept
+	{
+		iovec v = detail::byte_iovec(buffer);
+		return create(fd, std::span<const iovec>(&v, 1), access);
+	}
+
+	// Invalidates and unpins; true if the peer had already invalidated it
+	// (send-with-invalidate). The registration is gone from the object
+	// whatever the result.
+	Result<bool> deregister() noexcept
+	{
+		return end([](int fd, smbdirect_rdma_v1_registration *reg) {
+			return smbdirect_rdma_v1_deregister(fd, reg);
+		});
+	}
+
+	// Ends the registration without waiting for the invalidation
+	// (SMBDIRECT_DEREG_ASYNC): the descriptors are gone at once, and one
+	// completion with cookie (bytes length(); status 0, or the
+	// connection's error if it ended first) reaches the socket's error
+	// queue (RdmaQueue) once the peer's access has ended; only then may
+	// the memory be reused. The result as with deregister().
+	Result<bool> deregister_async(uint64_t cookie) noexcept
+	{
+		return end([cookie](int fd, smbdirect_rdma_v1_registration *reg) {
+			return smbdirect_rdma_v1_deregister_async(fd, reg, cookie);
+		});
+	}
+	// The same, completing p (see Pending).
+	Result<bool> deregister_async(Pending &p) noexcept
+	{
+		return deregister_async(p.cookie());
+	}
+
+	// Hands the registration to C code; this object forgets it.
+	smbdirect_rdma_v1_registration release() noexcept
+	{
+		return std::exchange(s_.reg, {});
+	}
+
+	bool live() const noexcept
+	{
+		return s_.reg.id != 0;
+	}
+	explicit operator bool() const noexcept
+	{
+		return live();
+	}
+	uint64_t id() const noexcept
+	{
+		return s_.reg.id;
+	}
+	// What to put into SMB2 READ/WRITE channel info.
+	std::span<const Descriptor> descriptors() const noexcept
+	{
+		return { s_.reg.desc, s_.reg.desc ? s_.reg.desc_count : 0 };
+	}
+	// The bytes registered: what an asynchronous deregistration's
+	// completion reports.
+	uint64_t length() const noexcept
+	{
+		uint64_t n = 0;
+		for (const Descriptor &d : descriptors())
+			n += sd::length(d);
+		return n;
+	}
+	// After deregister(): whether the peer had invalidated it.
+	bool remote_invalidated() const noexcept
+	{
+		return s_.remote_invalidated;
+	}
+
+    private:
+	struct State {
+		int fd = -1;
+		ino_t inode = 0;
+		pid_t pid = 0;
+		smbdirect_rdma_v1_registration reg = {};
+		bool remote_invalidated = false;
+	};
+
+	template <class Call> Result<bool> end(Call call) noexcept
+	{
+		if (!s_.reg.id && !s_.reg.desc)
+			return fail(ENOENT);
+		if (s_.inode && detail::socket_inode(s_.fd) != s_.inode) {
+			forget();
+			return fail(EBADF);
+		}
+		int r = call(s_.fd, &s_.reg); // frees and zeroes reg whatever r is
+		if (r < 0)
+			return fail(r);
+		s_.remote_invalidated = r & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
+		return s_.remote_invalidated;
+	}
+
+	void forget() noexcept
+	{
+		std::free(s_.reg.desc);
+		s_.reg = {};
+	}
+
+	// The destructor's deregistration: only in the process that registered.
+	void drop() noexcept
+	{
+		if (!s_.reg.id && !s_.reg.desc)
+			return;
+		if (s_.pid == ::getpid()) {
+			int saved = errno;
+			(void)deregister();
+			errno = saved;
+		}
+		forget();
+	}
+
+	State s_;
 };
 
 // --- sockets --------------------------------------------------------------------------
@@ -732,8 +611,6 @@ class Socket {
 	explicit Socket(int fd) noexcept : fd_(fd)
 	{
 	}
-	Socket(const Socket &) = delete;
-	Socket &operator=(const Socket &) = delete;
 	Socket(Socket &&o) noexcept : fd_(std::exchange(o.fd_, -1))
 	{
 	}
@@ -750,6 +627,7 @@ class Socket {
 
 	// smbdirect_socket(): domain AF_INET, AF_INET6 or AF_UNSPEC; type
 	// SOCK_STREAM or SOCK_SEQPACKET; flags SOCK_CLOEXEC | SOCK_NONBLOCK.
+	// ENOENT: af_smbdirect is not loaded (sd::available() says so).
 	static Result<Socket> create(int domain = AF_UNSPEC, int type = SOCK_STREAM,
 				     int flags = SOCK_CLOEXEC) noexcept
 	{
@@ -803,36 +681,32 @@ class Socket {
 	Result<uint32_t> option(int option) const noexcept
 	{
 		uint32_t v = 0;
-		int r = smbdirect_get_option(fd_, option, &v);
-		if (r < 0)
+		if (int r = smbdirect_get_option(fd_, option, &v); r < 0)
 			return fail(r);
 		return v;
 	}
 	Result<void> set_options(const Options &o) const noexcept
 	{
-		const std::pair<int, const std::optional<uint32_t> *> all[] = {
-			{ SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, &o.receive_credit_max },
-			{ SMBDIRECT_OPT_SEND_CREDIT_TARGET, &o.send_credit_target },
-			{ SMBDIRECT_OPT_MAX_SEND_SIZE, &o.max_send_size },
-			{ SMBDIRECT_OPT_MAX_RECEIVE_SIZE, &o.max_receive_size },
-			{ SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, &o.max_fragmented_size },
-			{ SMBDIRECT_OPT_MAX_READ_WRITE_SIZE, &o.max_read_write_size },
-			{ SMBDIRECT_OPT_KEEPALIVE_INTERVAL, &o.keepalive_interval },
+		const std::pair<int, const std::optional<uint32_t> &> all[] = {
+			{ SMBDIRECT_OPT_RECEIVE_CREDIT_MAX, o.receive_credit_max },
+			{ SMBDIRECT_OPT_SEND_CREDIT_TARGET, o.send_credit_target },
+			{ SMBDIRECT_OPT_MAX_SEND_SIZE, o.max_send_size },
+			{ SMBDIRECT_OPT_MAX_RECEIVE_SIZE, o.max_receive_size },
+			{ SMBDIRECT_OPT_MAX_FRAGMENTED_SIZE, o.max_fragmented_size },
+			{ SMBDIRECT_OPT_MAX_READ_WRITE_SIZE, o.max_read_write_size },
+			{ SMBDIRECT_OPT_KEEPALIVE_INTERVAL, o.keepalive_interval },
 		};
-		for (const auto &[name, value] : all) {
-			if (!value->has_value())
-				continue;
-			if (auto r = set_option(name, **value); !r)
-				return r;
-		}
+		for (const auto &[name, value] : all)
+			if (value)
+				if (auto r = set_option(name, *value); !r)
+					return r;
 		return {};
 	}
 	// The negotiated parameters (connected sockets).
 	Result<smbdirect_params> params() const noexcept
 	{
 		smbdirect_params p = {};
-		int r = smbdirect_connection_get_parameters(fd_, &p);
-		if (r < 0)
+		if (int r = smbdirect_connection_get_parameters(fd_, &p); r < 0)
 			return fail(r);
 		return p;
 	}
@@ -852,34 +726,16 @@ class Socket {
 			return fail(detail::last_errno());
 		return a;
 	}
-	Result<Address> peer_address() const noexcept
-	{
-		Address a;
-		a.length = sizeof(a.storage);
-		if (::getpeername(fd_, a.get(), &a.length))
-			return fail(detail::last_errno());
-		return a;
-	}
 
 	// --- messages ---
 	Result<size_t> send(std::span<const std::byte> data,
 			    int flags = MSG_NOSIGNAL) const noexcept
 	{
-		ssize_t n = ::send(fd_, data.data(), data.size(), flags);
-		return n >= 0 ? Result<size_t>(static_cast<size_t>(n)) : fail(detail::last_errno());
-	}
-	Result<size_t> send(std::span<const iovec> iov, int flags = MSG_NOSIGNAL) const noexcept
-	{
-		msghdr msg = {};
-		msg.msg_iov = const_cast<iovec *>(iov.data());
-		msg.msg_iovlen = iov.size();
-		ssize_t n = ::sendmsg(fd_, &msg, flags);
-		return n >= 0 ? Result<size_t>(static_cast<size_t>(n)) : fail(detail::last_errno());
+		return detail::sys_bytes(::send(fd_, data.data(), data.size(), flags));
 	}
 	Result<size_t> recv(std::span<std::byte> data, int flags = 0) const noexcept
 	{
-		ssize_t n = ::recv(fd_, data.data(), data.size(), flags);
-		return n >= 0 ? Result<size_t>(static_cast<size_t>(n)) : fail(detail::last_errno());
+		return detail::sys_bytes(::recv(fd_, data.data(), data.size(), flags));
 	}
 	// Sends data and invalidates the peer's token (host order, see
 	// sd::token()) with the message's last PDU.
@@ -897,23 +753,16 @@ class Socket {
 	}
 
 	// --- RDMA ---
-	// Registers memory for the peer: access is SMBDIRECT_ACCESS_PEER_READ
-	// and/or _PEER_WRITE, optionally | SMBDIRECT_REG_REMOTE_INVALIDATE.
+	// Registration::create() on this socket.
 	Result<Registration> register_memory(std::span<const iovec> iov,
 					     uint32_t access) const noexcept
 	{
-		smbdirect_rdma_v1_registration reg;
-		int r = smbdirect_rdma_v1_register(fd_, iov.data(), static_cast<int>(iov.size()),
-						   access, &reg);
-		if (r < 0)
-			return fail(r);
-		return Registration(fd_, reg);
+		return Registration::create(fd_, iov, access);
 	}
 	Result<Registration> register_memory(std::span<std::byte> buffer,
 					     uint32_t access) const noexcept
 	{
-		iovec v = detail::byte_iovec(buffer);
-		return register_memory(std::span<const iovec>(&v, 1), access);
+		return Registration::create(fd_, buffer, access);
 	}
 	// RDMA READ from the peer's descriptors into local memory.
 	Result<size_t> rdma_read(std::span<const iovec> local,
@@ -954,20 +803,15 @@ class Socket {
 	int fd_ = -1;
 };
 
-// A listening SMB-Direct socket; owns its fd.
-class Listener {
+// A listening SMB-Direct socket (options and the rest as for Socket).
+class Listener : public Socket {
     public:
-	Listener() noexcept = default;
-	explicit Listener(int fd) noexcept : socket_(fd)
-	{
-	}
-	Listener(Listener &&) noexcept = default;
-	Listener &operator=(Listener &&) noexcept = default;
+	using Socket::Socket;
 
 	// The next connection; flags SOCK_CLOEXEC | SOCK_NONBLOCK for the new fd.
 	Result<Socket> accept(int flags = SOCK_CLOEXEC) const noexcept
 	{
-		int fd = smbdirect_accept(socket_.fd(), nullptr, nullptr, flags);
+		int fd = smbdirect_accept(this->fd(), nullptr, nullptr, flags);
 		if (fd < 0)
 			return fail(fd);
 		return Socket(fd);
@@ -975,14 +819,10 @@ class Listener {
 	Result<Socket> accept(Address &peer, int flags = SOCK_CLOEXEC) const noexcept
 	{
 		peer.length = sizeof(peer.storage);
-		int fd = smbdirect_accept(socket_.fd(), peer.get(), &peer.length, flags);
+		int fd = smbdirect_accept(this->fd(), peer.get(), &peer.length, flags);
 		if (fd < 0)
 			return fail(fd);
 		return Socket(fd);
-	}
-	Result<Address> local_address() const noexcept
-	{
-		return socket_.local_address();
 	}
 	// The port it listens on (after binding port 0: the one chosen).
 	uint16_t port() const noexcept
@@ -990,34 +830,6 @@ class Listener {
 		auto a = local_address();
 		return a ? a->port() : 0;
 	}
-	int fd() const noexcept
-	{
-		return socket_.fd();
-	}
-	bool valid() const noexcept
-	{
-		return socket_.valid();
-	}
-	explicit operator bool() const noexcept
-	{
-		return valid();
-	}
-	int release() noexcept
-	{
-		return socket_.release();
-	}
-	Result<void> close() noexcept
-	{
-		return socket_.close();
-	}
-	// The listener as a Socket, for options.
-	const Socket &socket() const noexcept
-	{
-		return socket_;
-	}
-
-    private:
-	Socket socket_;
 };
 
 // socket + options + connect. With SOCK_NONBLOCK in o.flags the socket is
@@ -1071,7 +883,9 @@ inline Result<Listener> listen(const char *host, const char *port, int type = SO
 	return listen(*a, type, o, backlog);
 }
 
-// smbdirect_available(): an error, and in why a sentence for people.
+// smbdirect_available(): whether SMB-Direct sockets can be made, and in
+// why a sentence for people ("af_smbdirect is not loaded: modprobe
+// af_smbdirect"), where the error alone (ENOENT) would puzzle them.
 inline Result<void> available(std::string *why = nullptr)
 {
 	char text[256] = "";
@@ -1105,22 +919,11 @@ inline Result<std::vector<Interface>> interfaces(uint32_t flags = 0)
 	if (n < 0)
 		return fail(n);
 	std::vector<Interface> out;
-	out.reserve(static_cast<size_t>(n));
-	for (int i = 0; i < n; i++) {
-		const smbdirect_interface &e = list[i];
-		Interface it;
-		it.ifindex = e.ifindex;
-		it.name = e.name;
-		it.rdma_device = e.rdma_device;
-		it.rdma_port = e.rdma_port;
-		it.transport = e.transport;
-		it.rdma_capable = e.flags & SMBDIRECT_IF_RDMA_CAPABLE;
-		it.up = e.flags & SMBDIRECT_IF_UP;
-		it.speed_bps = e.speed_bps;
-		it.reason = e.reason;
-		it.addresses.assign(e.addrs, e.addrs + e.addr_count);
-		out.push_back(std::move(it));
-	}
+	for (const smbdirect_interface &e : std::span(list, static_cast<size_t>(n)))
+		out.push_back({ e.ifindex, e.name, e.rdma_device, e.rdma_port, e.transport,
+				(e.flags & SMBDIRECT_IF_RDMA_CAPABLE) != 0,
+				(e.flags & SMBDIRECT_IF_UP) != 0, e.speed_bps, e.reason,
+				std::vector<sockaddr_storage>(e.addrs, e.addrs + e.addr_count) });
 	smbdirect_interfaces_free(list, n);
 	return out;
 }
@@ -1128,4 +931,5 @@ inline Result<std::vector<Interface>> interfaces(uint32_t flags = 0)
 } // inline namespace
 } // namespace sd
 
+#endif // C++20
 #endif // SMBDIRECT_SMBDIRECT_HPP

@@ -1,0 +1,132 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What a program built against the installed library gets, checked on the
+# host (nothing runs; tests/userspace/install.sh runs such programs in the
+# VM):
+#
+#   tests/host/install.sh <repo-root> <build-dir> [<userspace-build>]
+#
+# USERSPACE-BUILD (default BUILD/host-asan, tests/host/check.sh's) is
+# installed with `cmake --install --prefix /usr/local` under
+# DESTDIR=BUILD/install-stage, and then, against that tree only:
+#
+# host-install/cmake-cxx20    a CMake project that links smbdirect::smbdirect
+#                             and says nothing about the standard compiles
+#                             tests/userspace/install/client.cpp (which
+#                             includes <smbdirect/smbdirect.hpp>) with
+#                             -std=gnu++20 or -std=c++20: the exported
+#                             targets carry cxx_std_20
+# host-install/cmake-c-only   a project that enables C alone links the same
+#                             targets and compiles server.c
+# host-install/cxx17-error    g++ -std=c++17 on a file that includes
+#                             <smbdirect/smbdirect.hpp> fails with the
+#                             header's #error ("needs C++20") and no other
+#                             error (was: "'span' is not a member of 'std'")
+# host-install/readme-examples
+#                             README.md's C and C++ examples compile with
+#                             -Wall -Wextra -Werror against the staged headers
+#
+# One "pass|fail host-install/<name>" line each in $SMBDIRECT_RESULTS.
+set -u -o pipefail
+
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+	echo "usage: $0 <repo-root> <build-dir> [<userspace-build>]" >&2
+	exit 2
+fi
+repo=$(realpath "$1")
+mkdir -p "$2"
+build=$(realpath "$2")
+us=${3:-$build/host-asan}
+results=${SMBDIRECT_RESULTS:-}
+status=0
+record() { # record pass|fail name
+	[ -n "$results" ] && echo "$1 $2" >>"$results"
+	echo "$1 $2"
+	[ "$1" = pass ] || status=1
+}
+names="cmake-cxx20 cmake-c-only cxx17-error readme-examples"
+
+stage=$build/install-stage
+prefix=$stage/usr/local
+work=$build/install-check
+rm -rf "$stage" "$work"
+mkdir -p "$work"
+if ! DESTDIR=$stage cmake --install "$us" --prefix /usr/local >"$work/install.log" 2>&1; then
+	echo "cmake --install $us failed:"
+	tail -n 20 "$work/install.log"
+	for n in $names; do record fail "host-install/$n"; done
+	exit 1
+fi
+include=$prefix/include
+src=$repo/tests/userspace/install
+
+# consumer KIND SOURCE: configures and builds tests/host/install/KIND
+# against the stage; its compile command in $work/KIND.command.
+consumer() {
+	local kind=$1 source=$2 dir=$work/$1
+	cmake -S "$repo/tests/host/install/$kind" -B "$dir" -DSD_SOURCE="$source" \
+		-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
+		-DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$dir.log" 2>&1 &&
+		cmake --build "$dir" >>"$dir.log" 2>&1 &&
+		grep -q "smbdirect_DIR:PATH=$prefix/" "$dir/CMakeCache.txt" &&
+		python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[0]["command"])' \
+			"$dir/compile_commands.json" >"$work/$kind.command"
+	local rc=$?
+	[ $rc -eq 0 ] || tail -n 20 "$dir.log"
+	return $rc
+}
+
+if consumer cxx "$src/client.cpp" && grep -Eq -- '-std=(gnu|c)\+\+(20|2a|23|2b)( |$)' "$work/cxx.command"; then
+	record pass host-install/cmake-cxx20
+else
+	echo "the C++ consumer's compile command: $(cat "$work/cxx.command" 2>/dev/null)"
+	record fail host-install/cmake-cxx20
+fi
+
+if consumer c "$src/server.c"; then
+	record pass host-install/cmake-c-only
+else
+	record fail host-install/cmake-c-only
+fi
+
+echo '#include <smbdirect/smbdirect.hpp>' >"$work/cxx17.cpp"
+g++ -std=c++17 -fsyntax-only -I"$include" "$work/cxx17.cpp" >"$work/cxx17.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q '#error "<smbdirect/smbdirect.hpp> needs C++20' "$work/cxx17.log" &&
+	[ "$(grep -c 'error:' "$work/cxx17.log")" -eq 1 ]; then
+	record pass host-install/cxx17-error
+else
+	echo "g++ -std=c++17 on a file that includes <smbdirect/smbdirect.hpp> (exit $rc):"
+	head -n 20 "$work/cxx17.log"
+	record fail host-install/cxx17-error
+fi
+
+# The README's ```c and ```cpp blocks, each compiled as it stands.
+readme_ok=1
+for lang in c cpp; do
+	awk -v lang="$lang" '$0 == "```" lang { on = 1; next } on && $0 == "```" { exit } on' \
+		"$repo/README.md" >"$work/readme.$lang"
+	if [ ! -s "$work/readme.$lang" ]; then
+		echo "README.md has no \`\`\`$lang example"
+		readme_ok=0
+		continue
+	fi
+	if [ "$lang" = c ]; then
+		cc=(gcc -std=c11 -x c)
+	else
+		cc=(g++ -std=c++20 -x c++)
+	fi
+	"${cc[@]}" -Wall -Wextra -Werror -fsyntax-only -I"$include" "$work/readme.$lang" \
+		>"$work/readme.$lang.log" 2>&1 || {
+		echo "README.md's $lang example does not compile:"
+		head -n 20 "$work/readme.$lang.log"
+		readme_ok=0
+	}
+done
+if [ $readme_ok -eq 1 ]; then
+	record pass host-install/readme-examples
+else
+	record fail host-install/readme-examples
+fi
+exit $status

@@ -19,10 +19,9 @@
  */
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
-#include <rdma/rdma_cma.h>
 
 #include "kselftest_harness.h"
-#include "sd_test.h"
+#include "sd_flood.h"
 #include <linux/smbdirect_genl.h>
 
 #define PARAM_DIR "/sys/module/af_smbdirect/parameters/"
@@ -31,7 +30,6 @@
 /* Small bounds, so that a flood of a few dozen requests meets both. */
 #define LISTEN_MAX 8
 #define NETNS_MAX 12
-#define FLOOD_MAX 32
 
 static int write_long(const char *path, long v)
 {
@@ -153,190 +151,6 @@ static int kernel_rc_qps(const char *link)
 		if (strstr(line, "type RC") && strstr(line, "comm [") && !strstr(line, " pid "))
 			n++;
 	return pclose(f) == 0 ? n : -EIO;
-}
-
-/* ---- the flooding peer -------------------------------------------------- */
-
-enum flood_state { F_PENDING, F_ESTABLISHED, F_REJECTED, F_FAILED, F_CLOSED };
-
-struct flood {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_id *id[FLOOD_MAX];
-	enum flood_state st[FLOOD_MAX];
-	int port[FLOOD_MAX];
-	int n;
-	int live, live_max;	/* established, not yet disconnected */
-	int established, rejected, failed, closed;
-	int err;		/* the first verbs or rdma_cm call that failed */
-};
-
-static int flood_init(struct flood *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->ch = rdma_create_event_channel();
-	if (!f->ch)
-		return -errno;
-	return fcntl(f->ch->fd, F_SETFL, O_NONBLOCK) ? -errno : 0;
-}
-
-static void flood_event(struct flood *f, struct rdma_cm_event *ev)
-{
-	int i = (int)(intptr_t)ev->id->context;
-	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
-				     .retry_count = 7, .rnr_retry_count = 7 };
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	int err = 0;
-
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		err = rdma_resolve_route(ev->id, 2000);
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		/* A QP of its own (iWARP connects one), and never a post. */
-		err = rdma_create_qp(ev->id, NULL, &qa) ?: rdma_connect(ev->id, &p);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		f->st[i] = F_ESTABLISHED;
-		f->established++;
-		if (++f->live > f->live_max)
-			f->live_max = f->live;
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		f->st[i] = F_REJECTED;
-		f->rejected++;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		if (f->st[i] == F_ESTABLISHED) {
-			f->st[i] = F_CLOSED;
-			f->closed++;
-			f->live--;
-		}
-		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-		if (f->st[i] == F_PENDING) {
-			f->st[i] = F_FAILED;
-			f->failed++;
-		}
-		break;
-	default:
-		break;
-	}
-	if (err && f->st[i] == F_PENDING) {
-		f->st[i] = F_FAILED;
-		f->failed++;
-		if (!f->err)
-			f->err = -errno;
-	}
-}
-
-/* Handles events until done() holds or ms pass; 0 or -ETIMEDOUT. */
-static int flood_run(struct flood *f, bool (*done)(struct flood *f), int ms)
-{
-	long end = sd_now_ms() + ms;
-	struct rdma_cm_event *ev;
-
-	while (!done(f)) {
-		long left = end - sd_now_ms();
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (rdma_get_cm_event(f->ch, &ev)) {
-			if (errno == EAGAIN)
-				sd_poll(f->ch->fd, POLLIN, left);
-			continue;
-		}
-		flood_event(f, ev);
-		rdma_ack_cm_event(ev);
-	}
-	return 0;
-}
-
-static bool flood_settled(struct flood *f)
-{
-	int i;
-
-	for (i = 0; i < f->n; i++)
-		if (f->st[i] == F_PENDING)
-			return false;
-	return true;
-}
-
-static bool flood_all_closed(struct flood *f)
-{
-	return flood_settled(f) && !f->live;
-}
-
-/* n more connect requests to port, all at once; -errno if one cannot start. */
-static int flood_start(struct flood *f, const struct sd_target *t, int port, int n)
-{
-	struct sockaddr_storage ss;
-	int i;
-
-	sd_addr(t, port, &ss);
-	for (i = 0; i < n && f->n < FLOOD_MAX; i++) {
-		int k = f->n++;
-
-		f->port[k] = port;
-		f->st[k] = F_PENDING;
-		if (rdma_create_id(f->ch, &f->id[k], (void *)(intptr_t)k, RDMA_PS_TCP) ||
-		    rdma_resolve_addr(f->id[k], NULL, (struct sockaddr *)&ss, 2000))
-			return -errno;
-	}
-	return i == n ? 0 : -ENOSPC;
-}
-
-/* The outcome of the requests to port. */
-static void flood_count(struct flood *f, int port, int *established, int *rejected)
-{
-	int i;
-
-	*established = *rejected = 0;
-	for (i = 0; i < f->n; i++) {
-		if (f->port[i] != port)
-			continue;
-		*established += f->st[i] == F_ESTABLISHED || f->st[i] == F_CLOSED;
-		*rejected += f->st[i] == F_REJECTED;
-	}
-}
-
-/* The peer goes: disconnects what it holds, destroys every id. */
-static void flood_release(struct flood *f)
-{
-	int i;
-
-	for (i = 0; i < f->n; i++) {
-		if (!f->id[i])
-			continue;
-		if (f->st[i] == F_ESTABLISHED)
-			rdma_disconnect(f->id[i]);
-		if (f->id[i]->qp)
-			rdma_destroy_qp(f->id[i]);
-		rdma_destroy_id(f->id[i]);
-		f->id[i] = NULL;
-	}
-	f->n = 0;
-	f->live = 0;
-}
-
-static void flood_free(struct flood *f)
-{
-	struct rdma_cm_event *ev;
-
-	if (!f->ch)
-		return;
-	/* Events not yet taken would keep rdma_destroy_id() waiting. */
-	while (!rdma_get_cm_event(f->ch, &ev))
-		rdma_ack_cm_event(ev);
-	flood_release(f);
-	rdma_destroy_event_channel(f->ch);
-	f->ch = NULL;
 }
 
 /* ---- the fixture ------------------------------------------------------- */

@@ -643,7 +643,7 @@ TEST_F_TIMEOUT(dev, link_deleted_during_connect_request, 120)
 {
 	struct sockaddr_storage ss;
 	long before, t0;
-	int port, c, k, status;
+	int port = 0, c, k, status;
 	socklen_t len;
 	char buf[8];
 	pid_t pid;
@@ -725,17 +725,21 @@ TEST_F_TIMEOUT(dev, link_deleted_during_connect_request, 120)
 /*
  * The device deleted and added again, round after round, while a raw
  * rdma_cm peer floods a wildcard listener with connect requests and never
- * negotiates (issue #26 item 1; make check runs it in the SMP boot). The
- * module lets go of the device first (it registered its ib_client last),
- * while requests keep coming: each deletion meets children at every
- * stage, requests in the handler, half-open children waiting for a
- * negotiate request, children the negotiate timeout is tearing down. Then
- * uverbs waits for the peer's verbs context (rxe and siw cannot
- * disassociate one), so the peer, a process of its own, is killed 1.5 s
- * into the deletion, as a peer that dies. Each deletion must complete,
- * the flood must reach the listener again once the device is back, and a
- * real client connects at the end. A use-after-free or double destroy of
- * a child's rdma_cm id is a KASAN report in the boot's dmesg.
+ * negotiates (issue #26 item 1; make check runs it in the SMP boot): 32
+ * requests in flight, half of them let go as soon as they are answered.
+ * The module lets go of the device first (it registered its ib_client
+ * last) while requests keep coming, so each deletion meets children at
+ * every stage: requests in the handler, half-open children waiting for a
+ * negotiate request, children being torn down. In the test build the hook
+ * test_request_delay_ms holds a handler 3 s after its child is listed and
+ * before its QP, the window of the double destroy, and the deletion
+ * starts while one is held there (over RoCE). Then uverbs waits for the
+ * peer's verbs context (rxe and siw cannot disassociate one), so the
+ * peer, a process of its own, is killed 1.5 s into the deletion, as a
+ * peer that dies. Each deletion must complete, the flood must reach the
+ * listener again once the device is back, and a real client connects at
+ * the end. A use-after-free or double destroy of a
+ * child's rdma_cm id is a KASAN report in the boot's dmesg.
  *
  * Over iWARP, iw_cm leaks a request it drops because the listening id is
  * going (above): before each deletion the peer sends no new request and
@@ -764,6 +768,14 @@ static int flooder_main(struct flooder *fl, const struct sd_target *t, int port)
 	sent = flood_start(&f, t, port, FLOOD_MAX) ? 0 : FLOOD_MAX;
 	while (!__atomic_load_n(&fl->stop, __ATOMIC_SEQ_CST)) {
 		flood_run(&f, flood_never, 100);
+		/* Half the slots let go once answered: new requests all along. */
+		for (i = 0; i < f.n; i += 2) {
+			if (f.st[i] == F_ESTABLISHED) {
+				f.st[i] = F_CLOSED;
+				f.closed++;
+				f.live--;
+			}
+		}
 		sent += flood_recycle(&f, t, port, !__atomic_load_n(&fl->hold, __ATOMIC_SEQ_CST));
 		for (i = n = 0; i < f.n; i++)
 			n += f.st[i] == F_PENDING;
@@ -789,7 +801,7 @@ static bool wait_above(int *v, int than, int ms)
 TEST_F_TIMEOUT(dev, link_deleted_in_a_loop_under_a_connect_flood, 300)
 {
 	bool iwarp = variant->t.transport == SMBDIRECT_TRANSPORT_IWARP;
-	int rounds = 3, round, port, k, status;
+	int rounds = 3, round, port = 0, k, status;
 	const char *env = getenv("SD_DEVICE_LOOP_ROUNDS");
 	const char *failed = NULL;
 	struct flooder *fl;
@@ -824,6 +836,21 @@ TEST_F_TIMEOUT(dev, link_deleted_in_a_loop_under_a_connect_flood, 300)
 			       sd_now_ms() - t0 < 20000)
 				sd_sleep_ms(50);
 		}
+		/*
+		 * The window of the double destroy: the next handler is held
+		 * 3 s after its child is listed, the deletion starts once one
+		 * is there, and the flood queues behind it.
+		 */
+		if (!iwarp && !access(REQ_DELAY_HOOK, W_OK)) {
+			long before = hook_read(REQ_DELAYED);
+
+			hook_write(REQ_DELAY_HOOK, "3000");
+			t0 = sd_now_ms();
+			while (hook_read(REQ_DELAYED) == before && sd_now_ms() - t0 < 10000)
+				sd_sleep_ms(20);
+			if (hook_read(REQ_DELAYED) == before && !failed)
+				failed = "no connect request reached the held handler";
+		}
 		t0 = sd_now_ms();
 		k = __atomic_load_n(&fl->reached, __ATOMIC_SEQ_CST);
 		pid = fork();
@@ -834,6 +861,8 @@ TEST_F_TIMEOUT(dev, link_deleted_in_a_loop_under_a_connect_flood, 300)
 		}
 		/* The flood goes on while the module lets go of the device. */
 		sd_sleep_ms(1500);
+		if (!access(REQ_DELAY_HOOK, W_OK))
+			hook_write(REQ_DELAY_HOOK, "0");
 		kill(peer, SIGKILL);
 		waitpid(peer, NULL, 0);
 		status = wait_pid_ms(pid, 60000);

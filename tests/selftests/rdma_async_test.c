@@ -399,6 +399,20 @@ TEST_F_TIMEOUT(async, write_then_message_ordering, 120)
  * system's page cache (this program's own binary), no copy through user
  * space; the refusals leave the connection working.
  */
+/*
+ * The WRITE's bytes are in the target's memory once a message sent after
+ * it arrives (RC order). Its completion at the initiator says less: siw
+ * completes a WRITE once TCP took it, before the target placed it.
+ */
+static int placed(int s, int c)
+{
+	char buf[8];
+
+	if (submit(s, SOCK_SEQPACKET, NULL, 0, "RSP", 3, NULL, 0) != 3)
+		return -EIO;
+	return sd_msg_recv(c, SOCK_SEQPACKET, buf, sizeof(buf)) == 3 ? 0 : -EIO;
+}
+
 TEST_F_TIMEOUT(async, write_from_file, 120)
 {
 	struct smbdirect_buffer_descriptor_v1 d[MAXD];
@@ -456,6 +470,7 @@ TEST_F_TIMEOUT(async, write_from_file, 120)
 	EXPECT_EQ(7ULL, c[0].cookie);
 	EXPECT_EQ(0, c[0].status) TH_LOG("%s", strerror(-c[0].status));
 	EXPECT_EQ(len, c[0].bytes);
+	ASSERT_EQ(0, placed(self->s, self->c));
 	EXPECT_EQ(0, memcmp(ra, want + foff, len)) TH_LOG("memfd bytes differ");
 
 	/* A file truncated below the range before submission: refused. */
@@ -477,6 +492,7 @@ TEST_F_TIMEOUT(async, write_from_file, 120)
 		ASSERT_EQ(1, reap_all(self->s, c, 1, SD_STEP_MS));
 		EXPECT_EQ(0, c[0].status);
 		EXPECT_EQ(100000ULL, c[0].bytes);
+		ASSERT_EQ(0, placed(self->s, self->c));
 		EXPECT_EQ(0, memcmp(ra, want, 100000)) TH_LOG("file bytes differ");
 	}
 	close(xfd);

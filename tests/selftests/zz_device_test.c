@@ -467,6 +467,20 @@ static int wait_pid_ms(pid_t pid, int ms)
 	return -1;
 }
 
+/* The kernel stack of a hung "rdma" process, into the test's log. */
+static void log_stack(struct __test_metadata *_metadata, pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		TH_LOG("rdma: %s", line);
+	if (f)
+		fclose(f);
+}
+
 TEST_F_TIMEOUT(dev, link_deleted_while_connecting, 240)
 {
 	struct racer r[RACE_THREADS] = {};
@@ -526,16 +540,8 @@ TEST_F_TIMEOUT(dev, link_deleted_while_connecting, 240)
 	for (i = 0; i < RACE_THREADS; i++)
 		pthread_join(r[i].thread, NULL);
 	if (status == -1) {
-		char path[64], line[256];
-		FILE *f;
-
 		/* Where it waits (rdma_cm: cma_process_remove). */
-		snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f))
-			TH_LOG("rdma: %s", line);
-		if (f)
-			fclose(f);
+		log_stack(_metadata, pid);
 		/* It waits for our sockets: let it finish, then fail. */
 		for (i = 0; i < RACE_THREADS; i++)
 			for (k = 0; k < r[i].n; k++)
@@ -870,15 +876,7 @@ TEST_F_TIMEOUT(dev, link_deleted_in_a_loop_under_a_connect_flood, 300)
 		       round, self->link, status, sd_now_ms() - t0, fl->sent, fl->reached,
 		       fl->reached - k, fl->err);
 		if (status == -1) {
-			char path[64], line[256];
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-			f = fopen(path, "r");
-			while (f && fgets(line, sizeof(line), f))
-				TH_LOG("rdma: %s", line);
-			if (f)
-				fclose(f);
+			log_stack(_metadata, pid);
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}

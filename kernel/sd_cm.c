@@ -636,21 +636,95 @@ int sd_cm_create_id(struct sd_sock *sd)
 	return 0;
 }
 
-int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr)
+static int sd_cm_bind_id(struct sd_sock *sd, struct rdma_cm_id *id,
+			 struct sockaddr *addr)
 {
-	int err = sd_cm_create_id(sd);
+	int err;
 
-	if (err)
-		return err;
 	/* An AF_INET6 socket on :: takes IPv4 too unless IPV6_V6ONLY, as TCP. */
 	if (sd->sk.sk_family == AF_INET6 && addr->sa_family == AF_INET6) {
-		err = rdma_set_afonly(sd->cm_id, sd->sk.sk_ipv6only);
+		err = rdma_set_afonly(id, sd->sk.sk_ipv6only);
 		if (err)
 			return err;
 	}
-	err = rdma_bind_addr(sd->cm_id, addr);
+	return rdma_bind_addr(id, addr);
+}
+
+/*
+ * rdma_cm gives bind(port 0) a port from its own table, which does not see
+ * the host's TCP sockets. Over iWARP the listener and each connection are
+ * TCP sockets on that port (siw binds them with SO_REUSEADDR), so a port a
+ * TCP socket holds without it (a client's, one in TIME_WAIT) made listen()
+ * fail with EADDRINUSE. Binding a TCP socket as siw will tells; a wildcard
+ * may reach iWARP devices, so it is asked too, more strictly than needed.
+ */
+static bool sd_cm_port_taken_by_tcp(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	struct sockaddr *src = (struct sockaddr *)&id->route.addr.src_addr;
+	struct socket *s;
+	bool taken;
+
+	if (id->device && !rdma_protocol_iwarp(id->device, id->port_num))
+		return false;
+	if (sock_create_kern(sock_net(&sd->sk), src->sa_family, SOCK_STREAM,
+			     IPPROTO_TCP, &s))
+		return false;
+	sock_set_reuseaddr(s->sk);
+	taken = kernel_bind(s, (SD_SOCKADDR_ARG *)src,
+			    sd_addr_len(src)) == -EADDRINUSE;
+	sock_release(s);
+	return taken;
+}
+
+/* As TCP's bind(port 0) when every port it tries is taken. */
+#define SD_AUTOBIND_TRIES 8
+
+/*
+ * Another port for bind(port 0): a new id binds while the old one still
+ * holds the taken port, then takes its place (sd_list sees one or the
+ * other; lock_sock() keeps everything else out).
+ */
+static int sd_cm_autobind_again(struct sd_sock *sd, struct sockaddr *addr)
+{
+	struct rdma_cm_id *old = sd->cm_id, *id;
+	int err;
+
+	id = rdma_create_id(sock_net(&sd->sk), sd_cm_handler, sd, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	err = sd_cm_bind_id(sd, id, addr);
+	if (err) {
+		rdma_destroy_id(id);
+		return err;
+	}
+	sd_list_set_id(sd, id);
+	rdma_destroy_id(old);
+	return 0;
+}
+
+int sd_cm_bind(struct sd_sock *sd, struct sockaddr *addr)
+{
+	int err = sd_cm_create_id(sd), tries = 0;
+
 	if (err)
 		return err;
+	err = sd_cm_bind_id(sd, sd->cm_id, addr);
+	if (err)
+		return err;
+	while (!sd_addr_port(addr) && sd_cm_port_taken_by_tcp(sd, sd->cm_id)) {
+		if (++tries == SD_AUTOBIND_TRIES)
+			err = -EADDRINUSE;
+		else
+			err = sd_cm_autobind_again(sd, addr);
+		if (err) {
+			/* Unbound again, as TCP's socket after that error. */
+			sd_list_del(sd);
+			rdma_destroy_id(sd->cm_id);
+			sd->cm_id = NULL;
+			return err;
+		}
+	}
 	sd_cm_save_addrs(sd, sd->cm_id);
 	sd->bound = true;
 	/* A specific address is on one device (a wildcard on none yet). */

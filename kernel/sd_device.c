@@ -31,6 +31,14 @@ void sd_list_del(struct sd_sock *sd)
 	mutex_unlock(&sd_list_mutex);
 }
 
+/* bind(port 0) moved to another id (sd_cm.c): a walk sees one or the other. */
+void sd_list_set_id(struct sd_sock *sd, struct rdma_cm_id *id)
+{
+	mutex_lock(&sd_list_mutex);
+	sd->cm_id = id;
+	mutex_unlock(&sd_list_mutex);
+}
+
 /*
  * An id that picked the device up after sd_device_remove() looked (its
  * address or route resolved onto it, a connect request came in, a socket

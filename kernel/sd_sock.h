@@ -588,6 +588,7 @@ int sd_device_init(void);
 void sd_device_exit(void);
 void sd_list_add(struct sd_sock *sd);
 void sd_list_del(struct sd_sock *sd);
+void sd_list_set_id(struct sd_sock *sd, struct rdma_cm_id *id);
 void sd_device_removal(struct sd_sock *sd, struct rdma_cm_id *id);
 void sd_removal_fn(struct work_struct *work);
 

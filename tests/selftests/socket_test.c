@@ -188,6 +188,89 @@ TEST_F(sock, listener_close_ends_queued_connections)
 	}
 }
 
+#define PORT_RANGE "/proc/sys/net/ipv4/ip_local_port_range"
+
+/* A plain TCP listener on the target's wildcard, no SO_REUSEADDR. */
+static int tcp_listener(int af, int port)
+{
+	struct sockaddr_storage ss = { .ss_family = af };
+	int fd = socket(af, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (af == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+	if (bind(fd, (struct sockaddr *)&ss, sizeof(ss)) || listen(fd, 1)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * bind(port 0) must give a port siw can listen on: rdma_cm picks it from
+ * its own table, which does not see TCP sockets, and over iWARP the
+ * listener is a TCP socket on that port. A port a TCP socket held made
+ * listen() fail with EADDRINUSE (once in make check, beside a CPU hog).
+ * The local port range shrinks to two ports, P held by a plain TCP
+ * listener; rdma_cm never gives the port it gave last, so it alternates
+ * and the second round at the latest gets P without the module's check.
+ * Then, with the range back, a client connects to the last listener.
+ */
+TEST_F_TIMEOUT(sock, autobound_port_is_free_in_tcp, 60)
+{
+	struct sockaddr_storage ss;
+	char saved[64] = "", range[64];
+	int tcp = -1, probe, p = 0, port = 0, lfd = -1, i, ok = 1;
+	FILE *f;
+	socklen_t len;
+
+	if (strcmp(variant->t.kind, "siw"))
+		SKIP(return, "rdma_cm's ports meet TCP's over iWARP only");
+	f = fopen(PORT_RANGE, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(saved, sizeof(saved), f));
+	fclose(f);
+	/* P from TCP itself, with P + 1 free too. */
+	for (i = 0; i < 20 && tcp < 0; i++) {
+		tcp = tcp_listener(variant->t.af, 0);
+		ASSERT_LE(0, tcp) TH_LOG("tcp listen: %s", strerror(-tcp));
+		len = sizeof(ss);
+		ASSERT_EQ(0, getsockname(tcp, (struct sockaddr *)&ss, &len));
+		p = sd_port_of(&ss);
+		probe = p < 65535 ? tcp_listener(variant->t.af, p + 1) : -1;
+		if (probe >= 0) {
+			close(probe);
+			continue;
+		}
+		close(tcp);
+		tcp = -1;
+	}
+	ASSERT_LE(0, tcp);
+	snprintf(range, sizeof(range), "%d %d", p, p + 1);
+	ASSERT_EQ(0, sd_write_str(PORT_RANGE, range));
+	for (i = 0; i < 4 && ok; i++) {
+		if (lfd >= 0)
+			close(lfd);
+		lfd = sd_listen_type(&variant->t, SOCK_STREAM, 1, &port);
+		ok = lfd >= 0 && port == p + 1;
+	}
+	sd_write_str(PORT_RANGE, saved);
+	close(tcp);
+	ASSERT_LE(0, lfd) TH_LOG("round %d: listen: %s", i, strerror(-lfd));
+	ASSERT_EQ(p + 1, port) TH_LOG("round %d: the port TCP holds", i);
+	self->c = sd_connect_type(&variant->t, SOCK_STREAM, port);
+	if (self->c >= 0)
+		self->s = sd_accept_ms(lfd, SD_STEP_MS);
+	close(lfd);
+	ASSERT_LE(0, self->c) TH_LOG("connect: %s", strerror(-self->c));
+	ASSERT_LE(0, self->s) TH_LOG("accept: %s", strerror(-self->s));
+}
+
 TEST_F(sock, bind_conflict_and_foreign_family)
 {
 	struct sockaddr_storage ss;

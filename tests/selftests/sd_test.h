@@ -375,21 +375,21 @@ static inline int sd_have_device(const struct sd_target *t)
  * A listener on the target's address with an ephemeral port (bind port 0,
  * read it back with getsockname). Returns the fd or -errno; *port is set.
  */
-static inline int sd_listen_type(const struct sd_target *t, int type,
-				 int backlog, int *port)
+/* A listener on ss (its port 0: *port says which it got). */
+static inline int sd_listen_at(struct sockaddr_storage *ss, socklen_t len,
+			       int type, int backlog, int *port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sd_addr(t, 0, &ss);
 	int fd = sd_socket(type), ret;
 
+	*port = 0;
 	if (fd < 0)
 		return fd;
-	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, backlog))
+	if (bind(fd, (struct sockaddr *)ss, len) || listen(fd, backlog))
 		goto fail;
-	len = sizeof(ss);
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+	len = sizeof(*ss);
+	if (getsockname(fd, (struct sockaddr *)ss, &len))
 		goto fail;
-	*port = sd_port_of(&ss);
+	*port = sd_port_of(ss);
 	if (*port <= 0) {
 		close(fd);
 		return -EADDRNOTAVAIL;
@@ -399,6 +399,15 @@ fail:
 	ret = -errno;
 	close(fd);
 	return ret;
+}
+
+static inline int sd_listen_type(const struct sd_target *t, int type,
+				 int backlog, int *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sd_addr(t, 0, &ss);
+
+	return sd_listen_at(&ss, len, type, backlog, port);
 }
 
 static inline int sd_connect_type(const struct sd_target *t, int type, int port)

@@ -612,27 +612,10 @@ TEST_F_TIMEOUT(dev, link_deleted_while_connecting, 240)
 /* A STREAM listener on t's wildcard address; its fd and *port, or -errno. */
 static int listen_wildcard(const struct sd_target *t, int backlog, int *port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	int fd, err;
+	struct sockaddr_storage ss = { .ss_family = t->af };
 
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_family = t->af;
-	len = t->af == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-	fd = sd_socket(SOCK_STREAM);
-	if (fd < 0)
-		return fd;
-	if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, backlog))
-		goto fail;
-	len = sizeof(ss);
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		goto fail;
-	*port = sd_port_of(&ss);
-	return fd;
-fail:
-	err = -errno;
-	close(fd);
-	return err;
+	return sd_listen_at(&ss, t->af == AF_INET ? sizeof(struct sockaddr_in) :
+			    sizeof(struct sockaddr_in6), SOCK_STREAM, backlog, port);
 }
 
 /*

@@ -621,14 +621,19 @@ static int sd_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
+static struct rdma_cm_id *sd_cm_new_id(struct sd_sock *sd)
+{
+	return rdma_create_id(sock_net(&sd->sk), sd_cm_handler, sd, RDMA_PS_TCP,
+			      IB_QPT_RC);
+}
+
 int sd_cm_create_id(struct sd_sock *sd)
 {
 	struct rdma_cm_id *id;
 
 	if (sd->cm_id)
 		return 0;
-	id = rdma_create_id(sock_net(&sd->sk), sd_cm_handler, sd, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = sd_cm_new_id(sd);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	sd->cm_id = id;
@@ -689,8 +694,7 @@ static int sd_cm_autobind_again(struct sd_sock *sd, struct sockaddr *addr)
 	struct rdma_cm_id *old = sd->cm_id, *id;
 	int err;
 
-	id = rdma_create_id(sock_net(&sd->sk), sd_cm_handler, sd, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = sd_cm_new_id(sd);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	err = sd_cm_bind_id(sd, id, addr);

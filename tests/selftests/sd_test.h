@@ -371,11 +371,7 @@ static inline int sd_have_device(const struct sd_target *t)
 	return sd_target_link(t, name, sizeof(name)) == 0;
 }
 
-/*
- * A listener on the target's address with an ephemeral port (bind port 0,
- * read it back with getsockname). Returns the fd or -errno; *port is set.
- */
-/* A listener on ss (its port 0: *port says which it got). */
+/* A listener on ss; *port says which port it got (0 on failure). */
 static inline int sd_listen_at(struct sockaddr_storage *ss, socklen_t len,
 			       int type, int backlog, int *port)
 {
@@ -401,6 +397,10 @@ fail:
 	return ret;
 }
 
+/*
+ * A listener on the target's address with an ephemeral port (bind port 0,
+ * read it back with getsockname). Returns the fd or -errno; *port is set.
+ */
 static inline int sd_listen_type(const struct sd_target *t, int type,
 				 int backlog, int *port)
 {

@@ -523,11 +523,15 @@ TEST_F(inet, tcp_untouched_beside_inet_sockets)
 
 /*
  * Upstream's cmsg shape (level 289, _IOW('S', 0x20, __u32)): the client's
- * registration is invalidated by the server's answer.
+ * registration is invalidated by the server's answer. The server takes the
+ * token from the client's message, as an SMB2 server does: REGISTER does
+ * not wait for REG_MR, and only a send posted after it on the client's
+ * queue orders the registration before the server's use (rxe fails an
+ * invalidation that overtakes REG_MR: the connection is reset).
  */
 TEST_F(inet, upstream_remote_invalidate_cmsg)
 {
-	struct smbdirect_buffer_descriptor_v1 d[4];
+	struct smbdirect_buffer_descriptor_v1 d[4], got;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(struct smbdirect_cmsg_remote_invalidate))];
@@ -550,12 +554,14 @@ TEST_F(inet, upstream_remote_invalidate_cmsg)
 			      buf, sizeof(buf), d, 4, &n, &id);
 	ASSERT_EQ(0, ret) TH_LOG("REGISTER: %s", strerror(-ret));
 	ASSERT_LE(1U, n);
+	ASSERT_EQ(0, sd_stream_send(self->c, &d[0], sizeof(d[0])));
+	ASSERT_EQ((long)sizeof(got), sd_stream_recv(self->s, &got, sizeof(got)));
 	memset(&ctl, 0, sizeof(ctl));
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SMBDIRECT_SOL_IPPROTO;
 	cm->cmsg_type = SMBDIRECT_CMSG_IPPROTO_REMOTE_INVALIDATE;
 	cm->cmsg_len = CMSG_LEN(sizeof(ri));
-	ri.remote_token = le32toh(d[0].token);
+	ri.remote_token = le32toh(got.token);
 	memcpy(CMSG_DATA(cm), &ri, sizeof(ri));
 	ASSERT_EQ(10, sendmsg(self->s, &mh, MSG_NOSIGNAL)) TH_LOG("sendmsg: %s", strerror(errno));
 	ASSERT_EQ(6, sd_stream_recv(self->c, in, sizeof(in)));

@@ -123,6 +123,30 @@ static int reg_make(int fd, struct reg *r, size_t len, uint32_t seed)
 	return ret;
 }
 
+/*
+ * reg_make() on a, with the descriptor handed to b in a message, as a peer
+ * learns it: REGISTER does not wait for REG_MR, and only a send posted
+ * after it on a's queue orders the registration before b's use of it (rxe
+ * fails an access that overtakes REG_MR, and the connection with it).
+ */
+static int reg_offer(int a, int b, struct reg *r, size_t len, uint32_t seed)
+{
+	struct smbdirect_buffer_descriptor_v1 got;
+	int ret = reg_make(a, r, len, seed);
+	long n;
+
+	if (!ret)
+		ret = sd_msg_send(a, SOCK_SEQPACKET, &r->d, sizeof(r->d));
+	if (ret)
+		return ret;
+	n = sd_msg_recv(b, SOCK_SEQPACKET, &got, sizeof(got));
+	if (n < 0)
+		return (int)n;
+	if (n != sizeof(got) || memcmp(&got, &r->d, sizeof(got)))
+		return -EBADMSG;
+	return 0;
+}
+
 /* The connection still works: messages both ways and a real WRITEV. */
 static void expect_alive(struct __test_metadata *_metadata, int a, int b, struct reg *r)
 {
@@ -165,7 +189,7 @@ static int ioc(int fd, unsigned long cmd, void *arg)
  */
 TEST_F(abuse, all_ioctls_move_data)
 {
-	struct smbdirect_buffer_descriptor_v1 d[4];
+	struct smbdirect_buffer_descriptor_v1 d[4], got[4];
 	long pin0 = sd_vm_pin_kb(getpid()), t0;
 	char *a = map_rw(4 * PAGE), *b = map_rw(3 * PAGE), msg[8];
 	struct iovec ia[3], ib[2];
@@ -200,9 +224,12 @@ TEST_F(abuse, all_ioctls_move_data)
 	EXPECT_NE(0U, id);
 	EXPECT_EQ(total, sd_desc_bytes(d, n)) TH_LOG("%u descriptors", n);
 	EXPECT_EQ(pin0 + 12, sd_vm_pin_kb(getpid()));
+	/* B learns the descriptors from A's message, as a peer does. */
+	ASSERT_EQ(0, sd_msg_send(self->c, SOCK_SEQPACKET, d, n * sizeof(d[0])));
+	ASSERT_EQ((long)(n * sizeof(d[0])), sd_msg_recv(self->s, SOCK_SEQPACKET, got, sizeof(got)));
 
 	sd_fill_iov(ib, 2, 0xc0de);
-	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_WRITEV, ib, 2, d, n, &bytes);
+	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_WRITEV, ib, 2, got, n, &bytes);
 	ASSERT_EQ(0, ret) TH_LOG("WRITEV: %s", strerror(-ret));
 	EXPECT_EQ(total, bytes);
 	EXPECT_EQ(-1, sd_check_iov(ia, 3, 0xc0de)) TH_LOG("WRITEV: A's segments");
@@ -214,7 +241,7 @@ TEST_F(abuse, all_ioctls_move_data)
 	sd_fill_iov(ia, 3, 0xbeef);
 	memset(b, 0, 3 * PAGE);
 	bytes = 0;
-	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, ib, 2, d, n, &bytes);
+	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, ib, 2, got, n, &bytes);
 	ASSERT_EQ(0, ret) TH_LOG("READV: %s", strerror(-ret));
 	EXPECT_EQ(total, bytes);
 	EXPECT_EQ(-1, sd_check_iov(ib, 2, 0xbeef)) TH_LOG("READV: B's segments");
@@ -264,7 +291,7 @@ TEST_F(abuse, size_field_too_small_einval)
 	int i;
 
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, 8192, 1));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, 8192, 1));
 	iov = (struct iovec){ r.buf, 8192 };
 	for (i = 0; i < 3; i++) {
 		struct smbdirect_register rg = {
@@ -349,7 +376,7 @@ TEST_F(abuse, size_field_larger_tail_must_be_zero)
 	ASSERT_NE(NULL, src);
 	ASSERT_NE(NULL, page2);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, 8192, 1));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, 8192, 1));
 	iov = (struct iovec){ r.buf, 8192 };
 	liov = (struct iovec){ src, 8192 };
 
@@ -445,7 +472,7 @@ TEST_F(abuse, unknown_flags_einval)
 	int i;
 
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, 4096, 2));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, 4096, 2));
 	iov = (struct iovec){ r.buf, 4096 };
 	for (i = 0; i < 3; i++) {
 		struct smbdirect_deregister dr = {
@@ -761,7 +788,7 @@ TEST_F(abuse, deregister_unknown_id_enoent)
 	int i;
 
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 3));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, PAGE, 3));
 	for (i = 0; i < 4; i++)
 		if (ids[i] != r.id)
 			EXPECT_EQ(-ENOENT, sd_deregister(self->c, ids[i], NULL))
@@ -785,7 +812,7 @@ TEST_F(abuse, rdma_bad_pointers_efault)
 
 	ASSERT_NE(NULL, rw);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 4));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, PAGE, 4));
 	bad_iov.iov_base = self->noaccess;
 	iov = (struct iovec){ rw, PAGE };
 	for (k = 0; k < 2; k++) {
@@ -816,7 +843,7 @@ TEST_F(abuse, readv_into_readonly_memory_efault)
 
 	ASSERT_NE(MAP_FAILED, ro);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 5));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, PAGE, 5));
 	ret = sd_rdma(self->s, SMBDIRECT_IOC_RDMA_READV, &iov, 1, &r.d, 1, &bytes);
 	EXPECT_EQ(-EFAULT, ret) TH_LOG("READV into PROT_READ: %s", ret ? strerror(-ret) : "ok");
 	EXPECT_EQ(0, sd_rdma(self->s, SMBDIRECT_IOC_RDMA_WRITEV, &iov, 1, &r.d, 1, &bytes));
@@ -836,7 +863,7 @@ TEST_F(abuse, rdma_empty_lists_einval)
 
 	ASSERT_NE(NULL, buf);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 6));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, PAGE, 6));
 	for (k = 0; k < 2; k++) {
 		unsigned long cmd = k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV;
 		const char *name = k ? "WRITEV" : "READV";
@@ -870,7 +897,7 @@ TEST_F(abuse, rdma_bad_descriptor_einval)
 	ASSERT_NE(NULL, src);
 	sd_fill(src, 2 * PAGE, 66);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, 2 * PAGE, 7));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, 2 * PAGE, 7));
 	for (bad = 0; bad < 3; bad++) {
 		d2[0] = r.d;
 		d2[0].length = htole32(PAGE);
@@ -919,7 +946,7 @@ TEST_F(abuse, rdma_too_much_emsgsize)
 	PAIR(SOCK_SEQPACKET);
 	ASSERT_EQ(0, sd_get_params(self->s, &p));
 	max = p.max_read_write_size;
-	ASSERT_EQ(0, reg_make(self->c, &r, 2 * PAGE, 8));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, 2 * PAGE, 8));
 	buf = mmap(NULL, max + PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	ASSERT_NE(MAP_FAILED, buf);
@@ -980,7 +1007,7 @@ TEST_F(abuse, rdma_overflowing_iov_sum)
 	ASSERT_NE(NULL, buf);
 	sd_fill(buf, 2 * PAGE, 67);
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 9));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, PAGE, 9));
 	for (k = 0; k < 2; k++) {
 		ret = sd_rdma(self->s, k ? SMBDIRECT_IOC_RDMA_WRITEV : SMBDIRECT_IOC_RDMA_READV,
 			      iov, 3, &r.d, 1, &bytes);
@@ -1320,7 +1347,7 @@ TEST_F(abuse, segment_wraps_32_bits_efault)
 	sd_fill(buf, 2 * PAGE, 68);
 	iov = (struct iovec){ buf, (size_t)0 - (uintptr_t)buf + PAGE };
 	PAIR(SOCK_SEQPACKET);
-	ASSERT_EQ(0, reg_make(self->c, &r, PAGE, 11));
+	ASSERT_EQ(0, reg_offer(self->c, self->s, &r, PAGE, 11));
 	want = iov.iov_len > SMBDIRECT_REG_MAX_BYTES ? -EMSGSIZE : -EFAULT;
 	ret = sd_register(self->c, SMBDIRECT_ACCESS_PEER_READ, &iov, 1, d, &n, NULL);
 	EXPECT_EQ(want, ret) TH_LOG("REGISTER of %p + %zu: %s", (void *)buf, iov.iov_len,

@@ -1306,7 +1306,7 @@ static void *dereg_thread(void *arg)
  */
 TEST_F_TIMEOUT(rdma, send_invalidate_crossing_deregister, 60)
 {
-	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], peer[MAXD];
 	long pin0 = sd_vm_pin_kb(getpid()), before = 0, now, pin;
 	struct dereg_job j = { .ret = 1 };
 	char answer[64] = "the answer", got[64];
@@ -1323,6 +1323,8 @@ TEST_F_TIMEOUT(rdma, send_invalidate_crossing_deregister, 60)
 			      ra.iov[0].iov_base, 8192, d, MAXD, &n, &j.id);
 	ASSERT_EQ(0, ret) TH_LOG("REGISTER: %s", strerror(-ret));
 	ASSERT_EQ(1U, n);
+	ASSERT_EQ(0, send_descs(self->c, SOCK_SEQPACKET, d, n));
+	ASSERT_EQ(1, recv_descs(self->s, SOCK_SEQPACKET, peer));
 	ASSERT_EQ(0, sd_read_long(DEREG_DELAYED, &before));
 	now = before;
 	ASSERT_EQ(0, sd_write_str(DEREG_DELAY_HOOK, "1500"));
@@ -1336,7 +1338,7 @@ TEST_F_TIMEOUT(rdma, send_invalidate_crossing_deregister, 60)
 	sd_write_str(DEREG_DELAY_HOOK, "0");
 	EXPECT_EQ(before + 1, now) TH_LOG("DEREGISTER never reached the hook");
 	ret = sd_send_invalidate(self->s, SOCK_SEQPACKET, answer, sizeof(answer),
-				 le32toh(d[0].token));
+				 le32toh(peer[0].token));
 	EXPECT_EQ(0, ret) TH_LOG("B's SEND_WITH_INVALIDATE: %s", strerror(-ret));
 	r = sd_msg_recv(self->c, SOCK_SEQPACKET, got, sizeof(got));
 	EXPECT_EQ((long)sizeof(answer), r) TH_LOG("A's receive: %s", r < 0 ? strerror(-r) : "size");

@@ -1887,6 +1887,24 @@ const std::map<std::string, const char *> known_bugs = {
 };
 
 // Runs a case in a child with an alarm; the verdict comes through a pipe.
+// What is left on dev, for a failure's log: `smbdirect ss -a -e -p`
+// (SD_HOSTILE_SS names the tool; hostile_peer.sh sets it).
+void show_sockets(const char *dev)
+{
+	const char *tool = getenv("SD_HOSTILE_SS");
+	if (!tool || !*tool)
+		return;
+	std::string cmd = fmt("%s ss -a -e -p --dev %s 2>&1", tool, dev);
+	FILE *f = popen(cmd.c_str(), "r");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		note(line);
+	}
+	if (f)
+		pclose(f);
+}
+
 Err run_child(const Case &k, const Ctx &c)
 {
 	int p[2];
@@ -2030,6 +2048,20 @@ int main(int argc, char **argv)
 					ch = ' ';
 			printf("RESULT fail %s %s\n", name.c_str(), e.c_str());
 		};
+		// Which case left a socket behind: the gauge after each case,
+		// noted when it is above the start and changed.
+		uint64_t last_sockets = base["sockets"];
+		auto watch_sockets = [&](const std::string &after) {
+			Stats now;
+			if (!base_err.empty() || !read_stats(now).empty() ||
+			    now["sockets"] == last_sockets)
+				return;
+			last_sockets = now["sockets"];
+			if (last_sockets > base["sockets"])
+				note(fmt("%lu sockets on %s after %s, %lu at the start",
+					 (unsigned long)last_sockets, t->device, after.c_str(),
+					 (unsigned long)base["sockets"]));
+		};
 		for (size_t ci = 0; ci < cases.size(); ci++) {
 			const Case &k = cases[ci];
 			if (selected(k.name)) {
@@ -2042,6 +2074,7 @@ int main(int argc, char **argv)
 				printf("# %s took %.1f s\n", name.c_str(),
 				       (now_ms() - t0) / 1000.0);
 				verdict(name, e);
+				watch_sockets(k.name);
 			}
 			if (group_ends(ci)) {
 				Case gc{ "good", good_check };
@@ -2049,6 +2082,7 @@ int main(int argc, char **argv)
 					    group_of(k.name).c_str()),
 					c.lfd < 0 ? fmt("listen: %s", strerror(-c.lfd))
 						  : run_child(gc, c));
+				watch_sockets(group_of(k.name) + "_listener_ok");
 			}
 		}
 		// Everything the cases left behind is gone: the sockets gauge is
@@ -2064,10 +2098,12 @@ int main(int argc, char **argv)
 					break;
 				usleep(200000);
 			} while (now_ms() < deadline);
-			if (e.empty() && now["sockets"] > base["sockets"])
+			if (e.empty() && now["sockets"] > base["sockets"]) {
 				e = fmt("%lu sockets alive, %lu at the start",
 					(unsigned long)now["sockets"],
 					(unsigned long)base["sockets"]);
+				show_sockets(t->device);
+			}
 			if (e.empty()) {
 				c.hport = 0;
 				Case gc{ "good", good_check };

@@ -52,6 +52,8 @@ tap_plan "${#names[@]}"
 declare -A seen=()
 
 # A hard limit per process: a hang costs the cases after it, not the run.
+# listener_intact shows what it found left with this tool.
+export SD_HOSTILE_SS=$us/tools/smbdirect
 for t in $transports; do
 	timeout -s KILL "${SD_HOSTILE_LIMIT:-480}" "$bin" "$t" -- "$@" > "$tmp/$t.out" 2>&1 &
 	[ "${SD_HOSTILE_SERIAL:-0}" = 1 ] && wait

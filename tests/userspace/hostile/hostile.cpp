@@ -1886,7 +1886,6 @@ const std::map<std::string, const char *> known_bugs = {
 	{ "rdma_async_close", "siw: an RDMA READ in flight at close is never flushed" },
 };
 
-// Runs a case in a child with an alarm; the verdict comes through a pipe.
 // What is left on dev, for a failure's log: `smbdirect ss -a -e -p`
 // (SD_HOSTILE_SS names the tool; hostile_peer.sh sets it).
 void show_sockets(const char *dev)
@@ -1905,6 +1904,7 @@ void show_sockets(const char *dev)
 		pclose(f);
 }
 
+// Runs a case in a child with an alarm; the verdict comes through a pipe.
 Err run_child(const Case &k, const Ctx &c)
 {
 	int p[2];

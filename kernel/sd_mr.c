@@ -518,6 +518,7 @@ static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 		}
 		kvfree(m->sgl);
 	}
+	sd_test_release_delay();
 	if (reg->nr_pages)
 		unpin_user_pages_dirty_lock(reg->pages, reg->nr_pages,
 					    reg->flags & SMBDIRECT_ACCESS_PEER_WRITE);

@@ -121,6 +121,26 @@ static inline void sd_test_dereg_delay(void)
 }
 
 /*
+ * af_smbdirect/test_release_delay_ms: releasing a deregistered
+ * registration waits this long once its MRs went back to the pool or to
+ * the device, before its pages are unpinned; test_release_delayed counts
+ * the waits begun. A test has the peer's SEND_WITH_INVALIDATE of another
+ * dying registration's token arrive in between.
+ */
+extern u32 af_smbdirect_test_release_delay_ms;
+extern atomic_t af_smbdirect_test_release_delayed;
+
+static inline void sd_test_release_delay(void)
+{
+	u32 ms = READ_ONCE(af_smbdirect_test_release_delay_ms);
+
+	if (ms) {
+		atomic_inc(&af_smbdirect_test_release_delayed);
+		msleep(ms);
+	}
+}
+
+/*
  * af_smbdirect/test_repost_enotconn: a countdown of receive reposts; the
  * one that takes it from 1 to 0 fails with -ENOTCONN without reaching the
  * device, as siw refuses a post once its QP is closing. 2 hits the
@@ -142,6 +162,7 @@ static inline void sd_test_disconnect_delay(void) {}
 static inline void sd_test_request_delay(void) {}
 static inline void sd_test_route_delay(void) {}
 static inline void sd_test_dereg_delay(void) {}
+static inline void sd_test_release_delay(void) {}
 static inline int sd_test_repost_fail(void)
 {
 	return 0;

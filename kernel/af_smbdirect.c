@@ -292,9 +292,11 @@ static void sd_listener_close(struct sd_sock *sd)
  * sees the end of the stream after what had left), {1, N} waits up to N s,
  * and without SO_LINGER close() returns at once while the queue drains in
  * the background for up to SD_CLOSE_DRAIN_JIFFIES. A socket with live
- * registrations drains within close() instead: the peer must lose access
- * to them before close() returns. True when the socket was handed to the
- * background; it holds a reference for that.
+ * registrations, or with RDMA transfers not yet done, drains within
+ * close() instead: the peer must lose access to the registrations, and
+ * the transfers end, their pages unpinned, before close() returns. True
+ * when the socket was handed to the background; it holds a reference for
+ * that.
  */
 static bool sd_close_drain(struct sd_sock *sd)
 {
@@ -308,7 +310,7 @@ static bool sd_close_drain(struct sd_sock *sd)
 	if (sd_drained(sd))
 		return false;
 	spin_lock_bh(&sd->lock);
-	regs = sd->nr_regs;
+	regs = sd->nr_regs || sd_rw_busy(sd);
 	spin_unlock_bh(&sd->lock);
 	if (regs) {
 		sd_wait_drain(sd, SD_CLOSE_DRAIN_JIFFIES);

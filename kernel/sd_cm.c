@@ -311,6 +311,7 @@ static void sd_cm_established(struct sd_sock *sd,
 	if (sd->active && !sd->cm_connected)
 		sd_cm_active_depths(sd, rep);
 	sd->cm_connected = true;
+	sd->establish_by = 0;
 	if (sd->cm_id)
 		__sd_cm_save_addrs(sd, sd->cm_id);
 	if (!sd->failed && !sd_core_on_connected(&sd->core, sd_now_ms(), &act))
@@ -367,7 +368,7 @@ static int sd_cm_child_give_up_id(struct sd_sock *child)
 	spin_lock_bh(&child->lock);
 	theirs = child->id_destroying;
 	if (!theirs)
-		child->id_owned_by_cm = true;
+		WRITE_ONCE(child->id_owned_by_cm, true);
 	spin_unlock_bh(&child->lock);
 	return theirs ? 0 : 1;
 }
@@ -447,6 +448,26 @@ static void sd_cm_count_refusal(struct sd_sock *lsd, int err)
 	else if (err == -EAGAIN)
 		sd_stat_add(lsd, SD_STAT_LISTEN_HALF_OPEN_DROPS, 1);
 	spin_unlock_bh(&lsd->lock);
+}
+
+/*
+ * The child's answer is out: the peer has the negotiation timeout, from
+ * now, to complete the connection, and the core's, from then, to
+ * negotiate. Without this deadline an IB/RoCE peer that never sends the
+ * RTU would hold the child (a QP, a half-open slot) while ib_cm retries
+ * the REP on the schedule the peer chose in its REQ: minutes, or hours.
+ * rdma_cm runs one id's events one at a time: ESTABLISHED has not come.
+ */
+static void sd_cm_arm_establish(struct sd_sock *child)
+{
+	unsigned long delay = msecs_to_jiffies(child->negotiate_timeout_ms);
+
+	spin_lock_bh(&child->lock);
+	if (!child->dying && !child->failed && !child->cm_connected) {
+		child->establish_by = (jiffies + delay) ?: 1;
+		mod_delayed_work(sd_wq, &child->timer_work, delay);
+	}
+	spin_unlock_bh(&child->lock);
 }
 
 static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
@@ -552,12 +573,13 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	 * under res_mutex, which that teardown destroys it under.
 	 */
 	mutex_lock(&child->res_mutex);
-	if (child->dying || !child->qp || rdma_accept(id, &p)) {
+	if (READ_ONCE(child->dying) || !child->qp || rdma_accept(id, &p)) {
 		mutex_unlock(&child->res_mutex);
 		goto abort;
 	}
 	child->qp_used = true;
 	mutex_unlock(&child->res_mutex);
+	sd_cm_arm_establish(child);
 	return 0;
 
 abort:

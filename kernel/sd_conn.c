@@ -306,6 +306,7 @@ int sd_core_start(struct sd_sock *sd, unsigned int role)
 				    sd->opts.keepalive_interval * 1000 : 0;
 	cfg.negotiate_timeout_ms = sd_test_negotiate_timeout(cfg.negotiate_timeout_ms);
 	spin_lock_bh(&sd->lock);
+	sd->negotiate_timeout_ms = cfg.negotiate_timeout_ms;
 	err = sd_core_conn_init(&sd->core, &cfg);
 	sd->core_ready = !err;
 	spin_unlock_bh(&sd->lock);
@@ -319,9 +320,16 @@ static void sd_timer_fn(struct work_struct *work)
 	struct sd_core_actions act;
 
 	spin_lock_bh(&sd->lock);
-	if (sd->core_ready && !sd->failed && !sd->dying &&
-	    !sd_core_on_timer(&sd->core, sd_now_ms(), &act))
+	if (sd->establish_by && !sd->cm_connected && !sd->peer_closed) {
+		/* An accepted child whose peer never completed the connection. */
+		if (time_after_eq(jiffies, sd->establish_by)) {
+			sd->establish_by = 0;
+			sd_fail(sd, -ETIMEDOUT);
+		}
+	} else if (sd->core_ready && !sd->failed && !sd->dying &&
+		   !sd_core_on_timer(&sd->core, sd_now_ms(), &act)) {
 		sd_do_actions(sd, &act);
+	}
 	spin_unlock_bh(&sd->lock);
 	sd_tx_reap(sd);
 }

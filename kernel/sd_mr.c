@@ -215,12 +215,17 @@ static void sd_qp_force_error(struct sd_sock *sd)
  * Teardown, after the QP was drained: waits for every user reference. A
  * transfer whose work requests a device failed to flush (siw after a
  * TERMINATE) gets the QP moved to the error state once more after 5 s,
- * which flushes what is left.
+ * which flushes what is left; 1 s later, what the device still holds
+ * without completing it (siw's ORQ after an orderly close) is taken as
+ * flushed (sd_rw_flush_stuck()). So the wait is bounded whatever the
+ * device does, unless an ioctl's own thread holds on (it is woken, and
+ * sees dying).
  */
 void sd_res_wait_idle(struct sd_sock *sd)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	unsigned long waited = 0;
+	unsigned int n;
 
 	while (!wait_event_timeout(sd->rdma_wait, !atomic_read(&sd->res_users), HZ)) {
 		waited += HZ;
@@ -228,6 +233,12 @@ void sd_res_wait_idle(struct sd_sock *sd)
 			pr_warn_ratelimited("RDMA work still in flight 5 s after the drain: flushing again\n");
 			if (ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
 				pr_warn_ratelimited("cannot move the QP to the error state\n");
+		}
+		if (waited == 6 * HZ && sd->qp) {
+			n = sd_rw_flush_stuck(sd);
+			if (n)
+				pr_warn_ratelimited("the RDMA device neither completed nor flushed %u transfer chunks of a QP in the error state: taken as flushed\n",
+						    n);
 		}
 	}
 }
@@ -493,11 +504,57 @@ static enum dma_data_direction sd_reg_dir(u32 flags)
 }
 
 /*
+ * The tokens of a registration being released that the peer was allowed
+ * to invalidate and has not: remembered, so that its SEND_WITH_INVALIDATE
+ * crossing our DEREGISTER is recognised after the release too. The
+ * oldest make room.
+ */
+static void sd_reg_remember_tokens(struct sd_sock *sd, struct sd_reg *reg)
+	__must_hold(&sd->lock)
+{
+	struct sd_mr *m;
+	u32 i;
+
+	if (!(reg->flags & SMBDIRECT_REG_REMOTE_INVALIDATE))
+		return;
+	for (i = 0; i < reg->nr_mrs; i++) {
+		m = &reg->mrs[i];
+		if (!m->mr || !m->reg_posted || m->remote_inv)
+			continue;
+		sd->retired_tokens[sd->retired_next] = m->mr->rkey;
+		sd->retired_valid |= BIT(sd->retired_next);
+		sd->retired_next = (sd->retired_next + 1) % SD_RETIRED_TOKENS;
+	}
+}
+
+/* rkey is a remembered token: forgotten, as the peer invalidated it. */
+static bool sd_retired_token_take(struct sd_sock *sd, u32 rkey)
+	__must_hold(&sd->lock)
+{
+	u32 i;
+
+	for (i = 0; i < SD_RETIRED_TOKENS; i++) {
+		if ((sd->retired_valid & BIT(i)) && sd->retired_tokens[i] == rkey) {
+			sd->retired_valid &= ~BIT(i);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Frees a settled registration (on no list, no work request in flight,
  * the peer's access over): MRs back to the pool (or deregistered), pages
  * unmapped, unpinned and uncharged, its max_registrations slot free. May
  * sleep. The transport (PD) is alive: a user reference, mr_work, or
  * teardown before the PD goes.
+ *
+ * It leaves regs_dying before any MR goes: the receive path reads the
+ * MRs of every registration there under sd->lock, and a freed MR, or a
+ * pooled one re-registered for another registration, must not be among
+ * them. Each MR's key dies (deregistered, or already invalid when pooled)
+ * before its pages are unmapped: a peer still writing through a live key
+ * must not reach memory the IOMMU or swiotlb has let go.
  */
 static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 {
@@ -507,14 +564,22 @@ static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 	bool reusable;
 	u32 i;
 
+	spin_lock_bh(&sd->lock);
+	list_del_init(&reg->dying);
+	sd_reg_remember_tokens(sd, reg);
+	spin_unlock_bh(&sd->lock);
 	for (i = 0; i < reg->nr_mrs; i++) {
 		m = &reg->mrs[i];
-		if (m->dma_nents)
-			ib_dma_unmap_sg(dev, m->sgl, m->nents, dir);
+		/* Else its key may be live: deregistering the MR kills it. */
+		reusable = !m->status &&
+			   (!m->reg_posted || m->remote_inv || m->inv_posted);
 		if (m->mr) {
-			reusable = !m->status &&
-				   (!m->reg_posted || m->remote_inv || m->inv_posted);
 			sd_mr_put(sd, m->mr, reusable);
+			m->mr = NULL;
+		}
+		if (m->dma_nents) {
+			sd_test_live_key_unmap(m->mr && !reusable);
+			ib_dma_unmap_sg(dev, m->sgl, m->nents, dir);
 		}
 		kvfree(m->sgl);
 	}
@@ -531,7 +596,6 @@ static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 		free_uid(reg->user);
 	}
 	spin_lock_bh(&sd->lock);
-	list_del(&reg->dying);
 	sd->nr_regs--;
 	sd->pinned_bytes -= (u64)reg->nr_pages << PAGE_SHIFT;
 	spin_unlock_bh(&sd->lock);
@@ -639,8 +703,10 @@ u64 sd_peer_iova(u64 dma_iova)
  * Charges pages against RLIMIT_MEMLOCK per user, as io_uring does: the
  * registration outlives the process that made it (the socket may belong
  * to its parent), so a per-mm charge would let every short-lived child
- * pin up to the limit again. CAP_IPC_LOCK is exempt. The caller's
- * pinned_vm shows the pages in VmPin either way.
+ * pin up to the limit again. CAP_IPC_LOCK is exempt, asked without an
+ * audit record: a file server registers per I/O, and a denial here is a
+ * charge, not a refusal. The caller's pinned_vm shows the pages in VmPin
+ * either way.
  */
 static int sd_reg_charge(struct sd_reg *reg, unsigned long pages)
 {
@@ -650,7 +716,7 @@ static int sd_reg_charge(struct sd_reg *reg, unsigned long pages)
 
 	if (!current->mm)
 		return -EFAULT;
-	if (!capable(CAP_IPC_LOCK)) {
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
 		user = current_user();
 		cur = atomic_long_read(&user->locked_vm);
 		do {
@@ -1049,7 +1115,11 @@ int sd_ioctl_deregister(struct sd_sock *sd, void __user *arg)
 			break;
 		}
 	}
-	/* Off the list, nobody marks it any more. */
+	/*
+	 * The state reported is the one at this point: an invalidation by
+	 * the peer that crosses this call later (regs_dying, then the
+	 * remembered tokens) still marks it, and only spares its LOCAL_INV.
+	 */
 	d.state = 0;
 	for (i = 0; reg && i < reg->nr_mrs; i++)
 		if (reg->mrs[i].remote_inv)
@@ -1105,10 +1175,12 @@ static bool sd_reg_remote_invalidated(struct sd_sock *sd, struct sd_reg *reg, u3
 /*
  * A receive arrived with SEND_WITH_INVALIDATE of rkey: the device already
  * invalidated it. Under sd->lock, before the core sees the PDU, so the
- * reader of the message finds the registration marked. A token this
- * connection never issued (or no longer holds) is a protocol error: some
- * devices (rxe) do not check the MR's PD, so it may have been another
- * connection's registration.
+ * reader of the message finds the registration marked. The token may
+ * also be one that crossed our DEREGISTER: on regs_dying until released,
+ * then among the SD_RETIRED_TOKENS newest released ones, once. A token
+ * this connection never issued (or no longer holds) is a protocol error:
+ * some devices (rxe) do not check the MR's PD, so it may have been
+ * another connection's registration.
  */
 void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 {
@@ -1124,6 +1196,12 @@ void sd_mr_remote_invalidated(struct sd_sock *sd, u32 rkey)
 	list_for_each_entry(reg, &sd->regs_dying, dying)
 		if (sd_reg_remote_invalidated(sd, reg, rkey))
 			return;
+	/* The same crossing, once the registration was released. */
+	if (sd_retired_token_take(sd, rkey)) {
+		sd_stat_add(sd, SD_STAT_REMOTE_INVALIDATIONS, 1);
+		trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, true);
+		return;
+	}
 	trace_af_smbdirect_remote_invalidate(&sd->sk, rkey, false);
 	pr_warn_ratelimited("peer invalidated a token this connection did not issue\n");
 	sd_fail(sd, -EPROTO);

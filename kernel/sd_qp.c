@@ -294,7 +294,7 @@ void sd_transport_teardown(struct sd_sock *sd)
 	struct rdma_cm_id *id;
 
 	spin_lock_bh(&sd->lock);
-	sd->dying = true;
+	WRITE_ONCE(sd->dying, true);
 	spin_unlock_bh(&sd->lock);
 	wake_up_all(&sd->rdma_wait);
 	cancel_delayed_work_sync(&sd->timer_work);
@@ -305,7 +305,7 @@ void sd_transport_teardown(struct sd_sock *sd)
 	id = sd->cm_id;
 	if (sd->qp) {
 		/* Also answers a peer's DREQ; errors only mean "not connected". */
-		if (sd->qp_used && !sd->id_owned_by_cm)
+		if (sd->qp_used && !READ_ONCE(sd->id_owned_by_cm))
 			rdma_disconnect(id);
 		sd->cm_connected = false;
 		/* Flushes every posted WR through the completion handlers. */
@@ -334,6 +334,8 @@ void sd_transport_teardown(struct sd_sock *sd)
 		ib_free_cq(sd->cq);
 		sd->cq = NULL;
 	}
+	/* The device can no longer touch what it never completed. */
+	sd_rw_orphans_free(sd);
 	if (sd->pd) {
 		sd_bufs_free(sd);
 		ib_dealloc_pd(sd->pd);

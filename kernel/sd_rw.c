@@ -57,6 +57,10 @@ struct sd_xfer;
 struct sd_rw_chunk {
 	struct rdma_rw_ctx ctx;
 	struct ib_cqe cqe;
+	/* On sd->rw_posted_chunks from its post to its completion; sd->lock. */
+	struct list_head posted;
+	/* Its completion was taken: the device's, or sd_rw_flush_stuck()'s. */
+	unsigned long completed;
 	struct sd_xfer *x;
 	struct scatterlist *sgl;
 	struct page **pages;
@@ -67,11 +71,12 @@ struct sd_rw_chunk {
 	u32 rkey;
 	bool ctx_live;		/* rdma_rw_ctx_init() succeeded */
 	/*
-	 * Its context is ready to post; sd->lock. An iWARP RDMA READ's
-	 * context takes an MR of the QP's pool (rw_depth of them): it is
-	 * made by rw_work when the chunk is next to post, and every context
-	 * goes back at its completion, so the MRs held never exceed what
-	 * is posted.
+	 * Its context is ready to post; sd->lock. A context may take MRs
+	 * of the QP's pool (rw_depth of them): always an iWARP RDMA READ's,
+	 * an RDMA READ's of more pages than the device reads in one work
+	 * request (max_sgl_rd, mlx5), and any with rdma_rw's force_mr. A
+	 * lazy transfer's contexts are made by rw_work when the chunk is
+	 * next to post, and every context goes back at its completion.
 	 */
 	bool ready;
 };
@@ -86,9 +91,19 @@ struct sd_xfer {
 	/* file: the mapping its pages must still belong to when posted */
 	struct address_space *mapping;
 	bool sync;		/* an ioctl waits: no error-queue entry */
+	/*
+	 * Its contexts, from the first not made at submission (an iWARP
+	 * READ's, or rdma_rw had no MR left: EAGAIN), are rw_work's, in
+	 * queue order. Contexts made at submission thus only ever precede
+	 * lazy ones in the queue, and the MRs they hold come back as what
+	 * is ahead completes: a later transfer never holds the MRs the
+	 * head waits for.
+	 */
+	bool lazy;
 	bool on_pending;	/* chunks left to post; sd->lock */
 	bool cancel;		/* post nothing more; sd->lock */
 	bool released;		/* sync: resources gone; sd->lock */
+	bool orphan;		/* a chunk taken as flushed; sd->lock */
 	enum dma_data_direction dir;
 	int status;		/* first error; sd->lock */
 	u32 nr_chunks;
@@ -218,7 +233,7 @@ static int sd_xfer_charge(struct sd_xfer *x, unsigned long pages)
 
 	if (!current->mm)
 		return -EFAULT;
-	if (!capable(CAP_IPC_LOCK)) {
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
 		user = current_user();
 		cur = atomic_long_read(&user->locked_vm);
 		do {
@@ -235,12 +250,11 @@ static int sd_xfer_charge(struct sd_xfer *x, unsigned long pages)
 	return 0;
 }
 
-/* Undoes the chunks' setup and the charge: process context. */
-static void sd_xfer_release(struct sd_xfer *x)
+/* The contexts of chunks never posted (or not completed): QP alive. */
+static void sd_xfer_release_ctxs(struct sd_xfer *x)
 {
 	struct sd_sock *sd = x->sd;
 	struct sd_rw_chunk *c;
-	unsigned long i;
 	u32 k;
 
 	for (k = 0; k < x->nr_chunks; k++) {
@@ -248,6 +262,20 @@ static void sd_xfer_release(struct sd_xfer *x)
 		if (c->ctx_live)
 			rdma_rw_ctx_destroy(&c->ctx, sd->qp, sd->cm_id->port_num,
 					    c->sgl, c->nents, x->dir);
+		c->ctx_live = false;
+	}
+}
+
+/* Undoes the chunks' setup and the charge: process context. */
+static void sd_xfer_release(struct sd_xfer *x)
+{
+	struct sd_rw_chunk *c;
+	unsigned long i;
+	u32 k;
+
+	sd_xfer_release_ctxs(x);
+	for (k = 0; k < x->nr_chunks; k++) {
+		c = &x->chunks[k];
 		if (x->file) {
 			for (i = 0; i < c->nr_pages; i++)
 				put_page(c->pages[i]);
@@ -279,21 +307,31 @@ static void sd_xfer_finish(struct sd_sock *sd, struct sd_xfer *x)
 	queue_work(sd_wq, &sd->rw_work);
 }
 
-/* Releases and reports every finished transfer: process context. */
+/*
+ * Releases and reports every finished transfer: process context. An
+ * orphan (a chunk the device never completed, sd_rw_flush_stuck()) is
+ * reported, and its user reference goes, but its memory and its pages
+ * stay, on rw_orphans, until the QP is destroyed: only then is the device
+ * sure not to touch them, or to complete the chunk after all.
+ */
 static void sd_rw_release_finished(struct sd_sock *sd)
 {
 	struct sd_xfer *x;
-	bool ok;
+	bool ok, orphan;
 
 	for (;;) {
 		spin_lock_bh(&sd->lock);
 		x = list_first_entry_or_null(&sd->rw_finished, struct sd_xfer, node);
 		if (x)
 			list_del_init(&x->node);
+		orphan = x && x->orphan;
 		spin_unlock_bh(&sd->lock);
 		if (!x)
 			return;
-		sd_xfer_release(x);
+		if (orphan)
+			sd_xfer_release_ctxs(x);
+		else
+			sd_xfer_release(x);
 		spin_lock_bh(&sd->lock);
 		ok = !x->status;
 		if (ok) {
@@ -313,8 +351,11 @@ static void sd_rw_release_finished(struct sd_sock *sd)
 			continue;
 		}
 		sd_rw_cqe_post(sd, x->cqe, x->cookie, x->status, ok ? x->bytes : 0, true);
+		if (orphan)
+			list_add_tail(&x->node, &sd->rw_orphans);
 		spin_unlock_bh(&sd->lock);
-		kfree(x);
+		if (!orphan)
+			kvfree(x);
 		sd_res_put(sd);
 	}
 }
@@ -329,17 +370,17 @@ static void sd_rw_work_fn(struct work_struct *work)
 	sd_rw_prepare_next(sd);
 }
 
-static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
+static void sd_rw_chunk_done(struct sd_rw_chunk *c, enum ib_wc_status wc_status)
 {
-	struct sd_rw_chunk *c = container_of(wc->wr_cqe, struct sd_rw_chunk, cqe);
 	struct sd_xfer *x = c->x;
 	struct sd_sock *sd = x->sd;
-	int status = sd_wc_errno(wc->status);
+	int status = sd_wc_errno(wc_status);
 
 	/* The device is done with it: its MR (if any) serves the next chunk. */
 	rdma_rw_ctx_destroy(&c->ctx, sd->qp, sd->cm_id->port_num, c->sgl, c->nents, x->dir);
 	c->ctx_live = false;
 	spin_lock_bh(&sd->lock);
+	list_del_init(&c->posted);
 	/*
 	 * The QP is in the error state now: the connection is over at once,
 	 * without sd_wc_error()'s grace for a racing orderly close, so that
@@ -347,8 +388,8 @@ static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * counts too unless our teardown or the peer's orderly close caused
 	 * it: siw reports a READ the peer refused (by TERMINATE) as flushed.
 	 */
-	if (wc->status != IB_WC_SUCCESS &&
-	    (wc->status != IB_WC_WR_FLUSH_ERR || !(sd->dying || sd->peer_closed)))
+	if (wc_status != IB_WC_SUCCESS &&
+	    (wc_status != IB_WC_WR_FLUSH_ERR || !(sd->dying || sd->peer_closed)))
 		sd_fail(sd, -ECONNRESET);
 	if (status && !x->status)
 		x->status = status;
@@ -364,6 +405,72 @@ static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
 	sd_rw_kick(sd);
 	spin_unlock_bh(&sd->lock);
 	wake_up_all(&sd->rdma_wait);
+}
+
+static void sd_rw_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sd_rw_chunk *c = container_of(wc->wr_cqe, struct sd_rw_chunk, cqe);
+
+	/* Too late: teardown took it as flushed (sd_rw_flush_stuck()). */
+	if (test_and_set_bit(0, &c->completed))
+		return;
+	sd_rw_chunk_done(c, wc->status);
+}
+
+/* Transfers not done: chunks to post, posted ones, or some to release. */
+bool sd_rw_busy(struct sd_sock *sd)
+	__must_hold(&sd->lock)
+{
+	return !list_empty(&sd->rw_pending) || !list_empty(&sd->rw_posted_chunks) ||
+	       !list_empty(&sd->rw_finished);
+}
+
+/* Teardown, once the QP is destroyed: the orphans' pages and memory. */
+void sd_rw_orphans_free(struct sd_sock *sd)
+{
+	struct sd_xfer *x, *tmp;
+	LIST_HEAD(orphans);
+
+	spin_lock_bh(&sd->lock);
+	list_splice_init(&sd->rw_orphans, &orphans);
+	spin_unlock_bh(&sd->lock);
+	list_for_each_entry_safe(x, tmp, &orphans, node) {
+		list_del(&x->node);
+		sd_xfer_release(x);
+		kvfree(x);
+	}
+}
+
+/*
+ * Teardown, once the QP is in the error state and drained and a chunk
+ * posted before still has no completion: the device keeps a work request
+ * it neither completes nor flushes (siw, an RDMA READ in its ORQ when an
+ * orderly close moved the QP to CLOSING, siw_qp_nextstate_from_rts()). A
+ * QP in the error state processes no packet; what it held is taken as
+ * flushed here, so that close(), exit() and device removal end. A
+ * completion the device still delivers later is ignored: the transfer
+ * becomes an orphan, whose memory and pages stay until the QP is
+ * destroyed (sd_rw_orphans_free()). The number taken.
+ */
+unsigned int sd_rw_flush_stuck(struct sd_sock *sd)
+{
+	struct sd_rw_chunk *c, *tmp;
+	unsigned int n = 0;
+	LIST_HEAD(stuck);
+
+	spin_lock_bh(&sd->lock);
+	list_for_each_entry_safe(c, tmp, &sd->rw_posted_chunks, posted) {
+		if (!test_and_set_bit(0, &c->completed)) {
+			list_move_tail(&c->posted, &stuck);
+			c->x->orphan = true;
+		}
+	}
+	spin_unlock_bh(&sd->lock);
+	list_for_each_entry_safe(c, tmp, &stuck, posted) {
+		sd_rw_chunk_done(c, IB_WC_WR_FLUSH_ERR);
+		n++;
+	}
+	return n;
 }
 
 /* x leaves rw_pending: nothing more of it is posted. */
@@ -439,6 +546,7 @@ static void sd_rw_kick(struct sd_sock *sd)
 			sd_fail(sd, -EIO);
 			continue;
 		}
+		list_add_tail(&c->posted, &sd->rw_posted_chunks);
 		sd->rw_slots--;
 		if (x->read)
 			sd->rw_reads++;
@@ -515,12 +623,28 @@ static int sd_rw_ctx(struct sd_xfer *x, struct sd_rw_chunk *c)
 	return 0;
 }
 
-/* iWARP RDMA READ: the context takes an MR of the QP's pool. */
+/*
+ * Whether x's contexts are all rw_work's: an iWARP RDMA READ (its
+ * context always takes an MR of the QP's pool), or a transfer queued
+ * behind one whose contexts are.
+ */
 static bool sd_rw_lazy(struct sd_xfer *x)
 {
 	struct sd_sock *sd = x->sd;
+	struct sd_xfer *p;
+	bool lazy = false;
 
-	return x->read && rdma_protocol_iwarp(sd->qp->device, sd->cm_id->port_num);
+	if (x->read && rdma_protocol_iwarp(sd->qp->device, sd->cm_id->port_num))
+		return true;
+	spin_lock_bh(&sd->lock);
+	list_for_each_entry(p, &sd->rw_pending, node) {
+		if (p->lazy) {
+			lazy = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&sd->lock);
+	return lazy;
 }
 
 /*
@@ -658,11 +782,15 @@ static int sd_xfer_walk(struct sd_sock *sd, struct sd_xfer *x,
 			/* sd_desc_check() ruled out overflow of offset + length. */
 			c->remote = le64_to_cpu(desc[idx].offset) + desc_off;
 			c->rkey = le32_to_cpu(desc[idx].token);
-			if (!sd_rw_lazy(x)) {
+			if (!x->lazy) {
 				err = sd_rw_ctx(x, c);
-				if (err)
+				/* No MR left: this chunk on waits for rw_work. */
+				if (err == -EAGAIN)
+					x->lazy = true;
+				else if (err)
 					return err;
-				c->ready = true;
+				else
+					c->ready = true;
 			}
 		}
 		n++;
@@ -808,6 +936,7 @@ static struct sd_xfer *sd_xfer_build(struct sd_sock *sd,
 	x->nr_chunks = n;
 	x->nr_desc = a->desc_count;
 	x->bytes = moved;
+	x->lazy = sd_rw_lazy(x);
 	if (!sync) {
 		x->cqe = sd_rw_cqe_alloc();
 		if (!x->cqe) {
@@ -954,7 +1083,9 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 	struct sock *sk = &sd->sk;
 	struct smbdirect_rdma r;
 	struct sd_xfer *x;
+	bool orphan;
 	u32 progress;
+	u64 bytes;
 	long t;
 	int err;
 
@@ -1028,11 +1159,17 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 	spin_lock_bh(&sd->lock);
 	err = x->status;
 	WRITE_ONCE(sd->rw_inflight, sd->rw_inflight - 1);
+	bytes = x->bytes;
+	/* Teardown frees an orphan once the QP is gone. */
+	orphan = x->orphan;
+	if (orphan)
+		list_add_tail(&x->node, &sd->rw_orphans);
 	spin_unlock_bh(&sd->lock);
 	sd_wake(sd);
-	if (!err && put_user(x->bytes, &ur->bytes))
+	if (!err && put_user(bytes, &ur->bytes))
 		err = -EFAULT;
-	kvfree(x);
+	if (!orphan)
+		kvfree(x);
 	sd_res_put(sd);
 	return err;
 }
@@ -1040,6 +1177,8 @@ int sd_ioctl_rdma(struct sd_sock *sd, void __user *arg, bool read)
 void sd_rw_setup(struct sd_sock *sd)
 {
 	INIT_LIST_HEAD(&sd->rw_pending);
+	INIT_LIST_HEAD(&sd->rw_posted_chunks);
+	INIT_LIST_HEAD(&sd->rw_orphans);
 	INIT_LIST_HEAD(&sd->rw_finished);
 	INIT_LIST_HEAD(&sd->rw_cq);
 	INIT_WORK(&sd->rw_work, sd_rw_work_fn);

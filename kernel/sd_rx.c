@@ -12,6 +12,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <linux/sched/mm.h>
 #include <net/sock.h>
 
 #include "sd_sock.h"
@@ -102,6 +103,7 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 	__must_hold(&sd->lock)
 {
 	u32 off = act->deliver_offset, len = act->deliver_length;
+	unsigned int noio;
 	struct sd_msg *m;
 
 	/* The core checked these against the PDU; a second look is cheap. */
@@ -110,9 +112,17 @@ static int sd_rx_deliver(struct sd_sock *sd, struct sd_rx_buf *rx, u32 byte_len,
 	if (act->deliver_flags & SD_CORE_DELIVER_FIRST) {
 		if (sd->rx_asm || act->message_length > sd->opts.max_fragmented_size)
 			return -EPROTO;
-		/* Only this completion handler touches rx_asm. */
+		/*
+		 * Only this completion handler touches rx_asm. It runs on
+		 * ib_comp_wq, a reclaim workqueue that storage over RDMA
+		 * (NFS, iSER, NVMe-oF) shares: reclaim for the buffer (up to
+		 * max_fragmented_size) must not wait on I/O, which may wait
+		 * on this very workqueue.
+		 */
 		spin_unlock_bh(&sd->lock);
+		noio = memalloc_noio_save();
 		m = sd_msg_alloc(sd, act->message_length);
+		memalloc_noio_restore(noio);
 		spin_lock_bh(&sd->lock);
 		if (!m)
 			return -ENOMEM;

@@ -112,6 +112,9 @@ struct sd_rw_cqe {
 /* SMBDIRECT_OPT_RDMA_INFLIGHT's default. */
 #define SD_RW_INFLIGHT_DEFAULT 64
 
+/* Released tokens a socket remembers for a crossing invalidation. */
+#define SD_RETIRED_TOKENS 16
+
 /*
  * Counters of one socket (SMBDIRECT_A_STATS_*), under sd->lock. Entry i is
  * attribute SMBDIRECT_A_STATS_MSGS_TX + i, up to SD_STAT_ERR_RDMA; the
@@ -240,6 +243,12 @@ struct sd_sock {
 	bool half_open;
 	bool wc_failed;		/* a completion failed; see sd_wc_error() */
 	bool peer_closed;	/* rdma_cm DISCONNECTED: an orderly close */
+	/*
+	 * Accepted child: rdma_cm's ESTABLISHED is due by this (jiffies),
+	 * 0 once it came or for other sockets. sd->lock.
+	 */
+	unsigned long establish_by;
+	unsigned int negotiate_timeout_ms;	/* the core's, as configured */
 
 	/* Receive side. */
 	struct list_head rx_queue;	/* complete messages (struct sd_msg) */
@@ -291,6 +300,15 @@ struct sd_sock {
 	 * SEND_WITH_INVALIDATE of their tokens may still arrive legitimately.
 	 */
 	struct list_head regs_dying;
+	/*
+	 * Tokens of released registrations the peer was allowed to
+	 * invalidate, the newest SD_RETIRED_TOKENS, under sd->lock: its
+	 * SEND_WITH_INVALIDATE may still cross our DEREGISTER after the
+	 * release (sd_mr_remote_invalidated()). retired_valid: which hold one.
+	 */
+	u32 retired_tokens[SD_RETIRED_TOKENS];
+	u16 retired_valid;
+	u8 retired_next;
 	/* live, being registered, or deregistered and not yet unpinned */
 	unsigned int nr_regs;
 	/*
@@ -315,6 +333,8 @@ struct sd_sock {
 	 */
 	struct list_head rw_pending;
 	struct list_head rw_finished;
+	struct list_head rw_posted_chunks;	/* posted, not completed */
+	struct list_head rw_orphans;	/* see sd_rw_flush_stuck() */
 	struct list_head rw_cq;
 	struct work_struct rw_work;
 	u64 rw_taken;
@@ -545,6 +565,9 @@ bool sd_conn_over(struct sd_sock *sd);
 bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
 		 unsigned long stall);
 void sd_res_wait_idle(struct sd_sock *sd);
+unsigned int sd_rw_flush_stuck(struct sd_sock *sd);
+void sd_rw_orphans_free(struct sd_sock *sd);
+bool sd_rw_busy(struct sd_sock *sd);
 struct sd_iov_cursor;
 int sd_pin_region(struct sd_iov_cursor *c, u64 bytes, u32 pages,
 		  unsigned int gup, struct page **pagev, unsigned long *pinned,

@@ -141,6 +141,22 @@ static inline void sd_test_release_delay(void)
 }
 
 /*
+ * af_smbdirect/test_live_key_unmaps: DMA unmaps of a registration's pages
+ * done while its MR may still hold a live key (no LOCAL_INV or remote
+ * invalidation ended it, and the MR was not yet given back to the
+ * device, which kills it). Must stay 0: a
+ * peer still writing through a live key would reach memory the IOMMU or
+ * swiotlb has let go.
+ */
+extern atomic_t af_smbdirect_test_live_key_unmaps;
+
+static inline void sd_test_live_key_unmap(bool key_live)
+{
+	if (key_live)
+		atomic_inc(&af_smbdirect_test_live_key_unmaps);
+}
+
+/*
  * af_smbdirect/test_repost_enotconn: a countdown of receive reposts; the
  * one that takes it from 1 to 0 fails with -ENOTCONN without reaching the
  * device, as siw refuses a post once its QP is closing. 2 hits the
@@ -163,6 +179,7 @@ static inline void sd_test_request_delay(void) {}
 static inline void sd_test_route_delay(void) {}
 static inline void sd_test_dereg_delay(void) {}
 static inline void sd_test_release_delay(void) {}
+static inline void sd_test_live_key_unmap(bool key_live) {}
 static inline int sd_test_repost_fail(void)
 {
 	return 0;

@@ -366,6 +366,35 @@ TEST_F(flood, negotiation_timeout)
 }
 
 /*
+ * A peer that never completes the connection (IB/RoCE: no RTU after our
+ * REP) is dropped at the deadline counted from the answered request, not
+ * once ib_cm gave up retrying the REP (over a minute with rdma_cm's
+ * values, hours with those a raw peer may put in its REQ): the listener
+ * gets its slots back and a real client gets through.
+ */
+TEST_F(flood, no_rtu_dropped_at_deadline)
+{
+	int est, rej, ret, qps0 = kernel_rc_qps(self->link);
+	long t0;
+
+	if (variant->t.transport == SMBDIRECT_TRANSPORT_IWARP)
+		SKIP(return, "iWARP has no RTU: our MPA reply completes the connection");
+	ASSERT_LE(0, qps0);
+	/* Long enough for the whole flood to be answered first, as above. */
+	ASSERT_EQ(0, write_long(NEGOTIATE_HOOK, 5000));
+	self->f.no_rtu = true;
+	FLOOD(self->port_a, LISTEN_MAX + 2);
+	flood_count(&self->f, self->port_a, &est, &rej);
+	EXPECT_EQ(LISTEN_MAX, est);
+	EXPECT_EQ(2, rej);
+	t0 = sd_now_ms();
+	ret = legit_pair_within(&variant->t, self->a, self->port_a, 20000);
+	EXPECT_EQ(0, ret) TH_LOG("the listener stayed full: %s", strerror(-ret));
+	TH_LOG("a real client got through %ld ms after the answers", sd_now_ms() - t0);
+	EXPECT_EQ(qps0, kernel_qps_down_to(self->link, qps0, SD_STEP_MS));
+}
+
+/*
  * A listener closed with half-open children gives the namespace their
  * slots back: the other listener then gets its whole bound.
  */

@@ -33,6 +33,12 @@ struct flood {
 	int established, rejected, failed, closed;
 	int removals;		/* RDMA_CM_EVENT_DEVICE_REMOVAL seen */
 	int err;		/* the first verbs or rdma_cm call that failed */
+	/*
+	 * IB/RoCE: connect without a QP and never call rdma_establish(), so
+	 * no RTU follows our REP; the answer (CONNECT_RESPONSE) counts as
+	 * established.
+	 */
+	bool no_rtu;
 };
 
 static inline int flood_init(struct flood *f)
@@ -61,9 +67,16 @@ static inline void flood_event(struct flood *f, struct rdma_cm_event *ev)
 		err = rdma_resolve_route(ev->id, 2000);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (f->no_rtu) {
+			/* A made-up QP number: nothing ever reaches it. */
+			p.qp_num = 0x4000 + i;
+			err = rdma_connect(ev->id, &p);
+			break;
+		}
 		/* A QP of its own (iWARP connects one), and never a post. */
 		err = rdma_create_qp(ev->id, NULL, &qa) ?: rdma_connect(ev->id, &p);
 		break;
+	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 	case RDMA_CM_EVENT_ESTABLISHED:
 		f->st[i] = F_ESTABLISHED;
 		f->established++;
@@ -71,6 +84,13 @@ static inline void flood_event(struct flood *f, struct rdma_cm_event *ev)
 			f->live_max = f->live;
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		/* After the answer: dropped, as a disconnect. */
+		if (f->st[i] == F_ESTABLISHED) {
+			f->st[i] = F_CLOSED;
+			f->closed++;
+			f->live--;
+			break;
+		}
 		f->st[i] = F_REJECTED;
 		f->rejected++;
 		break;

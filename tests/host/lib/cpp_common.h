@@ -15,6 +15,8 @@
 #include <smbdirect/smbdirect.hpp>
 #include <unistd.h>
 
+#include "fake_ioctl.h"
+
 namespace sdtest
 {
 
@@ -147,10 +149,10 @@ inline void registration_deregisters_once()
 	EXPECT_EQ(reg.deregister().error(), std::errc::no_such_file_or_directory);
 	EXPECT_TRUE(moved.live());
 	// A pipe has no DEREGISTER ioctl: the kernel's answer comes back, and
-	// the registration is gone from the object either way.
+	// the kernel did not take the registration: the object keeps it.
 	EXPECT_EQ(moved.deregister().error(), std::errc::inappropriate_io_control_operation);
-	EXPECT_FALSE(moved.live());
-	EXPECT_TRUE(moved.descriptors().empty());
+	EXPECT_TRUE(moved.live());
+	EXPECT_EQ(moved.descriptors().size(), 3u);
 
 	sd::Registration a = sd::Registration::adopt(p[0], fake_registration(8, 1));
 	a = sd::Registration::adopt(p[0], fake_registration(9, 2)); // drops 8
@@ -342,17 +344,17 @@ inline void registration_create_and_deregister_async()
 
 	auto reg = sd::Registration::adopt(p[0], fake_registration(5, 3));
 	EXPECT_EQ(reg.length(), 3u * 4096);
-	// The kernel refuses (a pipe): its answer comes back, and the
-	// registration is gone from the object, as with deregister().
+	// The kernel refuses (a pipe): its answer comes back, and the object
+	// keeps the registration the kernel did not take, as with deregister().
 	EXPECT_EQ(reg.deregister_async(1).error(), std::errc::inappropriate_io_control_operation);
-	EXPECT_FALSE(reg.live());
-	EXPECT_TRUE(reg.descriptors().empty());
-	EXPECT_EQ(reg.length(), 0u);
-	EXPECT_EQ(reg.deregister_async(1).error(), std::errc::no_such_file_or_directory);
+	EXPECT_TRUE(reg.live());
+	EXPECT_EQ(reg.length(), 3u * 4096);
 	auto other = sd::Registration::adopt(p[0], fake_registration(6, 1));
 	Noted n;
 	EXPECT_EQ(other.deregister_async(n).error(), std::errc::inappropriate_io_control_operation);
-	EXPECT_FALSE(other.live());
+	EXPECT_TRUE(other.live());
+	auto none = sd::Registration();
+	EXPECT_EQ(none.deregister_async(1).error(), std::errc::no_such_file_or_directory);
 	close(p[0]);
 	close(p[1]);
 
@@ -362,6 +364,54 @@ inline void registration_create_and_deregister_async()
 	close(p[0]);
 	EXPECT_EQ(gone.deregister_async(1).error(), std::errc::bad_file_descriptor);
 	EXPECT_FALSE(gone.live());
+	close(p[1]);
+}
+
+// The kernel fails DEREGISTER before taking the registration (ENOMEM):
+// the object keeps it, a retry ends it; the destructor (and a move
+// assignment over it) tries once and then lets the object go, the
+// registration staying in the kernel until the socket is closed.
+inline void registration_keeps_what_the_kernel_did_not_take()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	{
+		FakeDeregister k(p[0]);
+		k.errors = { ENOMEM };
+		auto reg = sd::Registration::adopt(p[0], fake_registration(11, 2));
+		EXPECT_EQ(reg.deregister().error(), std::errc::not_enough_memory);
+		EXPECT_TRUE(reg.live());
+		EXPECT_EQ(reg.id(), 11u);
+		ASSERT_EQ(reg.descriptors().size(), 2u);
+		EXPECT_EQ(sd::token(reg.descriptors()[1]), 0x101u);
+		auto again = reg.deregister();
+		ASSERT_TRUE(again) << again.error().message();
+		EXPECT_FALSE(reg.live());
+		ASSERT_EQ(k.calls.size(), 2u);
+		EXPECT_EQ(k.calls[1].id, 11u);
+
+		k.errors = { ENOMEM, ENOMEM, ENOMEM };
+		k.calls.clear();
+		reg = sd::Registration::adopt(p[0], fake_registration(12, 1));
+		EXPECT_EQ(reg.deregister_async(7).error(), std::errc::not_enough_memory);
+		EXPECT_TRUE(reg.live());
+		EXPECT_EQ(reg.id(), 12u);
+		ASSERT_EQ(k.calls.size(), 1u);
+		EXPECT_EQ(k.calls[0].cookie, 7u);
+	} // ~Registration: one more attempt, refused; freed all the same (ASan)
+	{
+		FakeDeregister k(p[0]);
+		k.errors = { ENOMEM, ENOMEM };
+		{
+			auto reg = sd::Registration::adopt(p[0], fake_registration(13, 1));
+			reg = sd::Registration::adopt(p[0], fake_registration(14, 1)); // drops 13
+			EXPECT_EQ(reg.id(), 14u);
+		}
+		ASSERT_EQ(k.calls.size(), 2u);
+		EXPECT_EQ(k.calls[0].id, 13u);
+		EXPECT_EQ(k.calls[1].id, 14u);
+	}
+	close(p[0]);
 	close(p[1]);
 }
 
@@ -412,6 +462,10 @@ inline void registration_create_and_deregister_async()
 	TEST(Suite, RegistrationCreateAndDeregisterAsync)                                          \
 	{                                                                                          \
 		sdtest::registration_create_and_deregister_async();                                \
+	}                                                                                          \
+	TEST(Suite, RegistrationKeepsWhatTheKernelDidNotTake)                                      \
+	{                                                                                          \
+		sdtest::registration_keeps_what_the_kernel_did_not_take();                         \
 	}
 
 #endif // SD_TEST_CPP_COMMON_H

@@ -149,9 +149,14 @@ int smbdirect_rdma_v1_register(int fd, const struct iovec *iov, int iov_count,
 /*
  * Invalidates and unpins. Returns the SMBDIRECT_REG_STATE_* bits (>= 0):
  * SMBDIRECT_REG_STATE_REMOTE_INVALIDATED when the peer had invalidated the
- * token with send-with-invalidate. The descriptor array is freed and *reg
- * zeroed whatever the result (also on -ENOENT: the registration was
- * released with the RDMA device).
+ * token with send-with-invalidate. *reg stays the caller's until the
+ * kernel has taken the registration: on success, and on -ENOENT (the
+ * kernel has none by that id: deregistered already, or released with the
+ * RDMA device), the descriptor array is freed and *reg zeroed; on any
+ * other error (-ENOMEM, -EFAULT, -EINTR, -EBADF, -ENOTTY, ...) the kernel
+ * did not take it, it is still registered, *reg is left as it was, and
+ * the call may be retried. To give up instead, free(reg->desc): the
+ * registration then lasts until the socket's last close().
  */
 int smbdirect_rdma_v1_deregister(int fd,
 				 struct smbdirect_rdma_v1_registration *reg);
@@ -291,8 +296,10 @@ int smbdirect_rdma_completions(const struct msghdr *msg,
  * cookie (bytes the registered length; status 0, or the connection's
  * error when it ended first) reaches the error queue when the peer's
  * access has ended, and only then may the memory be reused. Returns the
- * SMBDIRECT_REG_STATE_* bits. As smbdirect_rdma_v1_deregister() does, it
- * frees reg->desc and zeroes *reg whatever the result.
+ * SMBDIRECT_REG_STATE_* bits. *reg as with smbdirect_rdma_v1_deregister():
+ * freed and zeroed once the kernel took the registration (or on -ENOENT),
+ * left for a retry on any other error (-ENOMEM: no room for the
+ * completion).
  */
 int smbdirect_rdma_v1_deregister_async(int fd,
 				       struct smbdirect_rdma_v1_registration *reg,

@@ -10,7 +10,10 @@
 //    they compare equal to std::errc constants. The calls never throw.
 //  - Socket and Listener own a file descriptor (move-only, closed by the
 //    destructor); Registration owns a registration of memory for the peer
-//    and deregisters it in its destructor.
+//    and deregisters it in its destructor (one attempt: a registration the
+//    kernel refuses to end there stays until the socket is closed; an
+//    explicit deregister() reports the error and keeps the registration
+//    for a retry).
 //  - A Registration names its socket by fd and must not outlive it. If the
 //    fd was closed and reused meanwhile, it notices (the socket's inode
 //    differs) and leaves the other socket alone. After fork() only the
@@ -491,8 +494,12 @@ class Registration {
 	}
 
 	// Invalidates and unpins; true if the peer had already invalidated it
-	// (send-with-invalidate). The registration is gone from the object
-	// whatever the result.
+	// (send-with-invalidate). On success, or ENOENT (the kernel has no
+	// such registration any more), the object is empty. On any other error
+	// the kernel did not take the registration (ENOMEM, EINTR, EFAULT, a
+	// descriptor that is no SMB-Direct socket...): the object still holds
+	// it, and deregister() may be called again. EBADF when its socket's
+	// descriptor was closed (or reused): the object lets it go.
 	Result<bool> deregister() noexcept
 	{
 		return end([](int fd, smbdirect_rdma_v1_registration *reg) {
@@ -505,7 +512,8 @@ class Registration {
 	// completion with cookie (bytes length(); status 0, or the
 	// connection's error if it ended first) reaches the socket's error
 	// queue (RdmaQueue) once the peer's access has ended; only then may
-	// the memory be reused. The result as with deregister().
+	// the memory be reused. The result, and what an error leaves in the
+	// object, as with deregister().
 	Result<bool> deregister_async(uint64_t cookie) noexcept
 	{
 		return end([cookie](int fd, smbdirect_rdma_v1_registration *reg) {
@@ -573,7 +581,9 @@ class Registration {
 			forget();
 			return fail(EBADF);
 		}
-		int r = call(s_.fd, &s_.reg); // frees and zeroes reg whatever r is
+		// Frees and zeroes reg once the kernel took it (or on ENOENT);
+		// other errors leave it here, to retry.
+		int r = call(s_.fd, &s_.reg);
 		if (r < 0)
 			return fail(r);
 		s_.remote_invalidated = r & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
@@ -586,7 +596,12 @@ class Registration {
 		s_.reg = {};
 	}
 
-	// The destructor's deregistration: only in the process that registered.
+	// The destructor's (and move assignment's) deregistration: only in
+	// the process that registered, one attempt. A destructor cannot report
+	// an error: if the kernel keeps the registration (deregister()'s
+	// errors but ENOENT and EBADF), it stays registered, the memory pinned
+	// and open to the peer, until the socket's last close() releases it.
+	// Call deregister() first where that matters, and retry on its error.
 	void drop() noexcept
 	{
 		if (!s_.reg.id && !s_.reg.desc)

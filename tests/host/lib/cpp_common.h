@@ -161,6 +161,8 @@ inline void registration_deregisters_once()
 	EXPECT_FALSE(a.live());
 	EXPECT_EQ(raw.id, 9u);
 	EXPECT_EQ(smbdirect_rdma_v1_deregister(p[0], &raw), -ENOTTY);
+	EXPECT_EQ(raw.id, 9u); // refused: still the caller's
+	free(raw.desc);
 	close(p[0]);
 	close(p[1]);
 }

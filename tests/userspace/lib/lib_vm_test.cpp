@@ -1394,8 +1394,7 @@ struct Registered {
 	}
 	~Registered()
 	{
-		if (reg.id)
-			smbdirect_rdma_v1_deregister(-1, &reg); // frees; the socket closes
+		free(reg.desc); // the registration goes with the socket's close()
 	}
 };
 

@@ -15,7 +15,7 @@
 #include <smbdirect/smbdirect.hpp>
 #include <unistd.h>
 
-#include "fake_ioctl.h"
+#include "fake_kernel.h"
 
 namespace sdtest
 {
@@ -369,6 +369,76 @@ inline void registration_create_and_deregister_async()
 	close(p[1]);
 }
 
+// A Pending's cookie is an entry of this process's table, not its
+// address: from_cookie() finds live ones only.
+inline void pending_cookies_are_table_entries()
+{
+	Noted a, b;
+	EXPECT_NE(a.cookie(), 0u);
+	EXPECT_NE(a.cookie(), b.cookie());
+	auto *pa = static_cast<sd::Pending *>(&a);
+	EXPECT_NE(a.cookie(), reinterpret_cast<uintptr_t>(pa));
+	EXPECT_EQ(sd::Pending::from_cookie(a.cookie()), pa);
+	EXPECT_EQ(sd::Pending::from_cookie(b.cookie()), static_cast<sd::Pending *>(&b));
+	EXPECT_EQ(sd::Pending::from_cookie(reinterpret_cast<uintptr_t>(pa)), nullptr);
+	EXPECT_EQ(sd::Pending::from_cookie(0), nullptr);
+	uint64_t gone;
+	{
+		Noted c;
+		gone = c.cookie();
+		EXPECT_EQ(sd::Pending::from_cookie(gone), static_cast<sd::Pending *>(&c));
+	}
+	EXPECT_EQ(sd::Pending::from_cookie(gone), nullptr);
+	// Many at once (every bucket of the table holds several), each found.
+	std::vector<Noted> many(2000);
+	for (Noted &n : many)
+		ASSERT_EQ(sd::Pending::from_cookie(n.cookie()), static_cast<sd::Pending *>(&n));
+	EXPECT_EQ(sd::Pending::from_cookie(a.cookie()), pa);
+}
+
+// Completions whose cookie names no Pending of this process (another
+// process's, as after fork() or SCM_RIGHTS; a destroyed Pending's; a raw
+// number) are never dereferenced: dispatch() drops them, dispatch(f)
+// hands them to f.
+inline void dispatch_never_follows_a_foreign_cookie()
+{
+	int p[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p), 0);
+	FakeErrorQueue k(p[0]);
+	sd::RdmaQueue q(p[0]);
+	Noted mine;
+	uint64_t gone;
+	{
+		Noted destroyed;
+		gone = destroyed.cookie();
+	}
+	int not_a_pending = 5;
+	const uint64_t foreign[] = { 0x7fffdeadb000ull, reinterpret_cast<uintptr_t>(&not_a_pending),
+				     gone };
+	k.waiting = { { foreign[0], 0, 0, 1 },
+		      { mine.cookie(), 0, 0, 10 },
+		      { foreign[1], 0, 0, 2 },
+		      { foreign[2], -ECANCELED, 0, 0 } };
+	auto n = q.dispatch();
+	ASSERT_TRUE(n) << n.error().message();
+	EXPECT_EQ(*n, 4u);
+	EXPECT_EQ(mine.calls, 1);
+	EXPECT_EQ(mine.last.bytes, 10u);
+
+	for (uint64_t f : foreign)
+		k.waiting.push_back({ f, 0, 0, 7 });
+	k.waiting.push_back({ mine.cookie(), 0, 0, 11 });
+	std::vector<uint64_t> others;
+	n = q.dispatch([&](const sd::Completion &c) { others.push_back(c.cookie); });
+	ASSERT_TRUE(n) << n.error().message();
+	EXPECT_EQ(*n, 4u);
+	EXPECT_EQ(others, std::vector<uint64_t>(std::begin(foreign), std::end(foreign)));
+	EXPECT_EQ(mine.calls, 2);
+	EXPECT_EQ(mine.last.bytes, 11u);
+	close(p[0]);
+	close(p[1]);
+}
+
 // The kernel fails DEREGISTER before taking the registration (ENOMEM):
 // the object keeps it, a retry ends it; the destructor (and a move
 // assignment over it) tries once and then lets the object go, the
@@ -468,6 +538,14 @@ inline void registration_keeps_what_the_kernel_did_not_take()
 	TEST(Suite, RegistrationKeepsWhatTheKernelDidNotTake)                                      \
 	{                                                                                          \
 		sdtest::registration_keeps_what_the_kernel_did_not_take();                         \
+	}                                                                                          \
+	TEST(Suite, PendingCookiesAreTableEntries)                                                 \
+	{                                                                                          \
+		sdtest::pending_cookies_are_table_entries();                                       \
+	}                                                                                          \
+	TEST(Suite, DispatchNeverFollowsAForeignCookie)                                            \
+	{                                                                                          \
+		sdtest::dispatch_never_follows_a_foreign_cookie();                                 \
 	}
 
 #endif // SD_TEST_CPP_COMMON_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Ownership across a failed deregistration: the caller keeps a
 // registration until the kernel has taken it. The kernel is played by
-// FakeDeregister (fake_ioctl.h): it fails DEREGISTER as the kernel fails
+// FakeDeregister (fake_kernel.h): it fails DEREGISTER as the kernel fails
 // before taking the registration (ENOMEM, EFAULT, EINTR, ...), then
 // succeeds.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <smbdirect/smbdirect.h>
 #include <unistd.h>
 
-#include "fake_ioctl.h"
+#include "fake_kernel.h"
 
 namespace
 {

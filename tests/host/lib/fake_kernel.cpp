@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// ioctl() for lib_tests: see fake_kernel.h.
+// ioctl() and recvmsg() for lib_tests: see fake_kernel.h.
 #include "fake_kernel.h"
 
 #include <algorithm>
@@ -11,43 +11,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace
-{
-sdtest::FakeDeregister *fake;
-sdtest::FakeErrorQueue *queue;
-}
-
-namespace sdtest
-{
-
-FakeDeregister::FakeDeregister(int fd_) : fd(fd_)
-{
-	fake = this;
-}
-
-FakeDeregister::~FakeDeregister()
-{
-	fake = nullptr;
-}
-
-FakeErrorQueue::FakeErrorQueue(int fd_) : fd(fd_)
-{
-	queue = this;
-}
-
-FakeErrorQueue::~FakeErrorQueue()
-{
-	queue = nullptr;
-}
-
-} // namespace sdtest
-
 extern "C" int ioctl(int fd, unsigned long request, ...) noexcept
 {
 	va_list ap;
 	va_start(ap, request);
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
+	auto *fake = sdtest::FakeDeregister::current;
 	if (fake && fd == fake->fd && request == SMBDIRECT_IOC_DEREGISTER) {
 		auto *d = static_cast<struct smbdirect_deregister *>(arg);
 		fake->calls.push_back(*d);
@@ -64,6 +34,7 @@ extern "C" int ioctl(int fd, unsigned long request, ...) noexcept
 
 extern "C" ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
+	auto *queue = sdtest::FakeErrorQueue::current;
 	if (!queue || fd != queue->fd || !(flags & MSG_ERRQUEUE))
 		return syscall(SYS_recvmsg, fd, msg, flags);
 	auto &w = queue->waiting;

@@ -14,15 +14,31 @@
 namespace sdtest
 {
 
+// The fake of kind T that is installed: the one that lives (one a kind).
+template <class T> class Installed {
+    public:
+	Installed(const Installed &) = delete;
+	Installed &operator=(const Installed &) = delete;
+	static inline T *current = nullptr;
+
+    protected:
+	Installed()
+	{
+		current = static_cast<T *>(this);
+	}
+	~Installed()
+	{
+		current = nullptr;
+	}
+};
+
 // While one lives, DEREGISTER on fd fails with the errno values of
 // `errors`, one a call and in turn, and then succeeds with `state`. Each
 // call's struct is kept in `calls`.
-struct FakeDeregister {
-	explicit FakeDeregister(int fd);
-	~FakeDeregister();
-	FakeDeregister(const FakeDeregister &) = delete;
-	FakeDeregister &operator=(const FakeDeregister &) = delete;
-
+struct FakeDeregister : Installed<FakeDeregister> {
+	explicit FakeDeregister(int fd_) : fd(fd_)
+	{
+	}
 	int fd;
 	std::vector<int> errors;
 	uint32_t state = 0;
@@ -32,12 +48,10 @@ struct FakeDeregister {
 // While one lives, recvmsg(fd, MSG_ERRQUEUE) returns the completions
 // waiting, as many as fit, in one SMBDIRECT_CMSG_RDMA_COMPLETION (EAGAIN
 // when none waits).
-struct FakeErrorQueue {
-	explicit FakeErrorQueue(int fd);
-	~FakeErrorQueue();
-	FakeErrorQueue(const FakeErrorQueue &) = delete;
-	FakeErrorQueue &operator=(const FakeErrorQueue &) = delete;
-
+struct FakeErrorQueue : Installed<FakeErrorQueue> {
+	explicit FakeErrorQueue(int fd_) : fd(fd_)
+	{
+	}
 	int fd;
 	std::vector<struct smbdirect_rdma_completion> waiting;
 };

@@ -261,6 +261,13 @@ TEST(Interfaces, ArgumentsAreChecked)
 	EXPECT_EQ(smbdirect_interfaces(&list, 0x2), -EINVAL);
 	EXPECT_EQ(list, nullptr);
 	smbdirect_interfaces_free(nullptr, 5);
+	// The entry size: at least 0.2's, 8-aligned, at most 4096.
+	list = reinterpret_cast<struct smbdirect_interface *>(0x1);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) - 8), -EINVAL);
+	EXPECT_EQ(list, nullptr);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) + 4), -EINVAL);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, 4096 + 8), -EINVAL);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, 0), -EINVAL);
 }
 
 TEST(Names, TransportsAndVersion)
@@ -270,7 +277,7 @@ TEST(Names, TransportsAndVersion)
 	EXPECT_STREQ(smbdirect_transport_name(SMBDIRECT_TRANSPORT_IWARP), "iWARP");
 	EXPECT_STREQ(smbdirect_transport_name(0), "unknown");
 	EXPECT_STREQ(smbdirect_transport_name(99), "unknown");
-	EXPECT_STREQ(smbdirect_version(), "0.1");
+	EXPECT_STREQ(smbdirect_version(), SMBDIRECT_VERSION_STRING);
 }
 
 TEST(Errno, LibraryLeavesErrnoAlone)

@@ -261,11 +261,11 @@ TEST(Interfaces, ArgumentsAreChecked)
 	EXPECT_EQ(smbdirect_interfaces(&list, 0x2), -EINVAL);
 	EXPECT_EQ(list, nullptr);
 	smbdirect_interfaces_free(nullptr, 5);
-	// The entry size: at least 0.2's, 8-aligned, at most 4096.
+	// The entry size: at least 0.2's, a multiple of its alignment, at most 4096.
 	list = reinterpret_cast<struct smbdirect_interface *>(0x1);
 	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) - 8), -EINVAL);
 	EXPECT_EQ(list, nullptr);
-	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) + 4), -EINVAL);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) + 1), -EINVAL);
 	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, 4096 + 8), -EINVAL);
 	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, 0), -EINVAL);
 }

@@ -364,8 +364,8 @@ struct smbdirect_interface {
  * The interfaces that carry an RDMA device (all of them with
  * SMBDIRECT_IF_LIST_ALL), with addresses, speed and transport: what a
  * server needs for FSCTL_QUERY_NETWORK_INTERFACE_INFO, entry_size bytes
- * apart (at least the size of 0.2's struct, a multiple of 8, at most
- * 4096; -EINVAL otherwise). *list is freed with
+ * apart (at least the size of 0.2's struct, a multiple of its alignment,
+ * at most 4096; -EINVAL otherwise). *list is freed with
  * smbdirect_interfaces_free(). Returns the number of entries.
  */
 int smbdirect_interfaces_sized(struct smbdirect_interface **list, uint32_t flags,

@@ -148,8 +148,8 @@ checkpatch() { # kernel-source
 # MODULE_VERSION in kernel/main.c is the version; dkms.conf (and so the
 # Makefile) states it again as a literal, which dh_dkms can read. The
 # user space cannot read it either: its version,
-# SD_LIB_VERSION in userspace/lib/CMakeLists.txt, and the
-# SMBDIRECT_LIB_VERSION_MAJOR/MINOR it compiles in, must have the same
+# SMBDIRECT_VERSION_MAJOR/MINOR/PATCH in <smbdirect/smbdirect.h> (which
+# userspace/CMakeLists.txt reads as the project's), must have the same
 # MAJOR.MINOR; the man pages' headers and the README's dkms commands name
 # it too.
 version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$root/kernel/main.c")
@@ -164,12 +164,11 @@ check_version() {
 	dkms=$(perl -ne '/PACKAGE_VERSION=(["'"'"']?)(.*)\1/ && ($v = $2); END { print $v }' \
 		"$root/dkms.conf")
 	[ "$dkms" = "$v" ] || bad+=" dkms.conf:PACKAGE_VERSION(dh_dkms)=$dkms"
-	lib=$(sed -n 's/^set(SD_LIB_VERSION \([^)]*\))$/\1/p' "$root/userspace/lib/CMakeLists.txt")
-	[ "${lib%.*}" = "$v" ] || bad+=" userspace/lib/CMakeLists.txt:SD_LIB_VERSION=$lib"
-	hdr=$(awk '/^#define SMBDIRECT_LIB_VERSION_MAJOR / { M = $3 }
-		/^#define SMBDIRECT_LIB_VERSION_MINOR / { m = $3 } END { print M "." m }' \
+	# The library's version (CMake reads it from the header too).
+	hdr=$(awk '/^#define SMBDIRECT_VERSION_MAJOR / { M = $3 }
+		/^#define SMBDIRECT_VERSION_MINOR / { m = $3 } END { print M "." m }' \
 		"$root/userspace/lib/include/smbdirect/smbdirect.h")
-	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_LIB_VERSION_MAJOR.MINOR=$hdr"
+	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_VERSION_MAJOR.MINOR=$hdr"
 	bad+=$(cd "$root" && grep -H '^\.TH ' Documentation/man/man*/*.[0-9] |
 		grep -v "\"\(lib\)\?smbdirect $v\"" | sed 's/^\([^:]*\):.*/ \1/' | tr -d '\n')
 	bad+=$(cd "$root" && grep -o 'af_smbdirect[-/][0-9][0-9.]*[0-9]' README.md Documentation/*.rst |

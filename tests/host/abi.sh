@@ -15,8 +15,9 @@
 #    abi/uapi-guards: SOL_SMBDIRECT and IPPROTO_SMBDIRECT defined by the
 #    system before the header stay as the system has them.
 # 2. abi/libsmbdirect-symbols: the dynamic symbols LIBRARY exports, each
-#    with its version node, must be exactly the elf-symbol list of
-#    userspace/lib/abi/libsmbdirect.abi.
+#    with its version node and whether it is the default version (@@) or
+#    an older one kept for old programs (@), must be exactly the
+#    elf-symbol list of userspace/lib/abi/libsmbdirect.abi.
 # 3. abi/libsmbdirect-types: abidiff of LIBRARY's public types and
 #    functions against userspace/lib/abi/libsmbdirect.abi
 #    (userspace/lib/abi/abi-check.sh). Without abidw/abidiff it fails:
@@ -131,13 +132,16 @@ if [ ! -f "$lib" ]; then
 	record fail host/abi/libsmbdirect-types
 	exit 1
 fi
-sed -n "s/.*<elf-symbol name='\([^']*\)' version='\([^']*\)'.*is-defined='yes'.*/\1@\2/p" \
+# NAME@@NODE for the default version a program links to, NAME@NODE for
+# an older one kept for programs built before (smbdirect_interfaces@SMBDIRECT_0.1).
+sed -n -e "s/.*<elf-symbol name='\([^']*\)' version='\([^']*\)' is-default-version='yes'.*is-defined='yes'.*/\1@@\2/p" \
+	-e "s/.*<elf-symbol name='\([^']*\)' version='\([^']*\)' is-default-version='no'.*is-defined='yes'.*/\1@\2/p" \
 	"$libabi" | LC_ALL=C sort >"$work/symbols-baseline.txt"
 # Defined, global or weak, of every type, with the version node; the
 # version nodes themselves (ABS OBJECT SMBDIRECT_0.1) are not symbols.
 readelf --dyn-syms --wide "$lib" |
 	awk '$7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK") && $7 != "ABS" { print $8 }' |
-	sed 's/@@/@/' | LC_ALL=C sort >"$work/symbols.txt"
+	LC_ALL=C sort >"$work/symbols.txt"
 if [ ! -s "$work/symbols-baseline.txt" ]; then
 	echo "abi: no elf-symbol in $libabi"
 	record fail host/abi/libsmbdirect-symbols

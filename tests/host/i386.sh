@@ -60,11 +60,11 @@ fi
 qemu_out=
 if [ -n "$i386_runner" ]; then
 	qemu_out=$(printf ':%s' Pipe.OptionsAndParameters Pipe.TypedOptionsNameTheirOption \
-		Pipe.RegisterChecksBeforeTheIoctl Pipe.DeregisterFreesAndZeroesWhateverHappens \
+		Pipe.RegisterChecksBeforeTheIoctl Pipe.DeregisterKeepsWhatTheKernelDidNotTake \
 		Pipe.ReadvWritevCheckInTheKernelsOrder SubmitOnPipe.SubmitChecksBeforeTheKernel \
 		RdmaAsyncReap.CallChecks \
 		RdmaAsyncReap.PlainSocketHasNothingWaiting \
-		RdmaAsyncDeregister.FailureFreesTooAsTheSynchronousCall \
+		RdmaAsyncDeregister.FailureKeepsItAsTheSynchronousCall \
 		Cpp\*.RdmaQueueOnAPlainSocket Cpp\*.RdmaQueueReportsErrors \
 		Cpp\*.RegistrationCreateAndDeregisterAsync Cpp\*.RegistrationDeregistersOnce \
 		Cpp\*.RegistrationNoticesAReusedFd Cpp\*.SocketCallsReportErrors \

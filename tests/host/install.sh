@@ -26,6 +26,18 @@
 # host-install/readme-examples
 #                             README.md's C and C++ examples compile with
 #                             -Wall -Wextra -Werror against the staged headers
+# host-install/pkg-config-version
+#                             the staged smbdirect.pc's version is the
+#                             header's SMBDIRECT_VERSION_STRING (0.2.0 or
+#                             later): --atleast-version=0.2 and =0.1 hold,
+#                             "smbdirect >= 0.2.0" resolves, the next minor
+#                             and major versions do not
+# host-install/cmake-version  find_package(smbdirect 0.2) and (0.1) find the
+#                             staged package and its version is the
+#                             header's; (next minor) and (1.0) fail
+# host-install/version-macros a C program built against the staged header
+#                             with $(pkg-config --cflags) checks
+#                             SMBDIRECT_CHECK_VERSION(0, 2, 0) in #if
 #
 # One "pass|fail host-install/<name>" line each in $SMBDIRECT_RESULTS.
 set -u -o pipefail
@@ -45,7 +57,7 @@ record() { # record pass|fail name
 	echo "$1 $2"
 	[ "$1" = pass ] || status=1
 }
-names="cmake-cxx20 cmake-c-only cxx17-error readme-examples"
+names="cmake-cxx20 cmake-c-only cxx17-error readme-examples pkg-config-version cmake-version version-macros"
 
 stage=$build/install-stage
 prefix=$stage/usr/local
@@ -128,5 +140,67 @@ if [ $readme_ok -eq 1 ]; then
 	record pass host-install/readme-examples
 else
 	record fail host-install/readme-examples
+fi
+# --- the version, as consumers check it ---------------------------------------
+header=$include/smbdirect/smbdirect.h
+want=$(sed -n 's/^#define SMBDIRECT_VERSION_STRING "\(.*\)"$/\1/p' "$header")
+IFS=. read -r major minor patch <<<"$want"
+next_minor=$major.$((minor + 1))
+next_major=$((major + 1)).0
+# The staged smbdirect.pc alone; its -I and -L inside the stage.
+pcdir=$(dirname "$(find "$prefix" -name smbdirect.pc | head -n 1)")
+pc() { PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$pcdir pkg-config "$@"; }
+have=$(pc --modversion smbdirect 2>&1)
+if [ -n "$want" ] && [ "$have" = "$want" ] &&
+	pc --atleast-version=0.2 smbdirect && pc --atleast-version=0.1 smbdirect &&
+	pc --exists "smbdirect >= 0.2.0" && pc --exists "smbdirect >= $want" &&
+	! pc --atleast-version="$next_minor" smbdirect &&
+	! pc --atleast-version="$next_major" smbdirect; then
+	record pass host-install/pkg-config-version
+else
+	echo "pkg-config: smbdirect.pc says '$have', the header '$want' (>= 0.2, not $next_minor or $next_major)"
+	record fail host-install/pkg-config-version
+fi
+
+# find_version WANT: configures tests/host/install/version asking for WANT.
+find_version() {
+	local dir=$work/version-$1
+	cmake -S "$repo/tests/host/install/version" -B "$dir" -DSD_WANT="$1" \
+		-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
+		>"$dir.log" 2>&1
+}
+if find_version 0.2 && grep -q "smbdirect_VERSION=$want\$" "$work/version-0.2.log" &&
+	find_version 0.1 && ! find_version "$next_minor" && ! find_version "$next_major"; then
+	record pass host-install/cmake-version
+else
+	echo "find_package(smbdirect VERSION): 0.2 and 0.1 must be found as $want; $next_minor and $next_major not:"
+	tail -n 5 "$work"/version-*.log
+	record fail host-install/cmake-version
+fi
+
+cat >"$work/version.c" <<'EOC'
+#include <smbdirect/smbdirect.h>
+#include <string.h>
+#if !SMBDIRECT_CHECK_VERSION(0, 2, 0)
+#error "the installed <smbdirect/smbdirect.h> is older than 0.2.0"
+#endif
+_Static_assert(SMBDIRECT_VERSION_MAJOR == 0 && SMBDIRECT_VERSION_MINOR >= 2, "0.2 or later");
+int version_matches(void);
+int version_matches(void)
+{
+	struct smbdirect_interface *list = 0;
+	/* The 0.2 calls are declared: the asynchronous ones, the sized list. */
+	(void)smbdirect_rdma_reap;
+	(void)smbdirect_interfaces_sized;
+	(void)smbdirect_interfaces(&list, 0);
+	return strcmp(smbdirect_version(), SMBDIRECT_VERSION_STRING) == 0;
+}
+EOC
+if gcc -std=c11 -Wall -Wextra -Werror -c $(pc --cflags smbdirect) -o "$work/version.o" \
+	"$work/version.c" >"$work/version.c.log" 2>&1; then
+	record pass host-install/version-macros
+else
+	head -n 20 "$work/version.c.log"
+	record fail host-install/version-macros
 fi
 exit $status

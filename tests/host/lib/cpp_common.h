@@ -15,6 +15,8 @@
 #include <smbdirect/smbdirect.hpp>
 #include <unistd.h>
 
+#include "fake_kernel.h"
+
 namespace sdtest
 {
 
@@ -147,10 +149,10 @@ inline void registration_deregisters_once()
 	EXPECT_EQ(reg.deregister().error(), std::errc::no_such_file_or_directory);
 	EXPECT_TRUE(moved.live());
 	// A pipe has no DEREGISTER ioctl: the kernel's answer comes back, and
-	// the registration is gone from the object either way.
+	// the kernel did not take the registration: the object keeps it.
 	EXPECT_EQ(moved.deregister().error(), std::errc::inappropriate_io_control_operation);
-	EXPECT_FALSE(moved.live());
-	EXPECT_TRUE(moved.descriptors().empty());
+	EXPECT_TRUE(moved.live());
+	EXPECT_EQ(moved.descriptors().size(), 3u);
 
 	sd::Registration a = sd::Registration::adopt(p[0], fake_registration(8, 1));
 	a = sd::Registration::adopt(p[0], fake_registration(9, 2)); // drops 8
@@ -159,6 +161,8 @@ inline void registration_deregisters_once()
 	EXPECT_FALSE(a.live());
 	EXPECT_EQ(raw.id, 9u);
 	EXPECT_EQ(smbdirect_rdma_v1_deregister(p[0], &raw), -ENOTTY);
+	EXPECT_EQ(raw.id, 9u); // refused: still the caller's
+	free(raw.desc);
 	close(p[0]);
 	close(p[1]);
 }
@@ -342,17 +346,17 @@ inline void registration_create_and_deregister_async()
 
 	auto reg = sd::Registration::adopt(p[0], fake_registration(5, 3));
 	EXPECT_EQ(reg.length(), 3u * 4096);
-	// The kernel refuses (a pipe): its answer comes back, and the
-	// registration is gone from the object, as with deregister().
+	// The kernel refuses (a pipe): its answer comes back, and the object
+	// keeps the registration the kernel did not take, as with deregister().
 	EXPECT_EQ(reg.deregister_async(1).error(), std::errc::inappropriate_io_control_operation);
-	EXPECT_FALSE(reg.live());
-	EXPECT_TRUE(reg.descriptors().empty());
-	EXPECT_EQ(reg.length(), 0u);
-	EXPECT_EQ(reg.deregister_async(1).error(), std::errc::no_such_file_or_directory);
+	EXPECT_TRUE(reg.live());
+	EXPECT_EQ(reg.length(), 3u * 4096);
 	auto other = sd::Registration::adopt(p[0], fake_registration(6, 1));
 	Noted n;
 	EXPECT_EQ(other.deregister_async(n).error(), std::errc::inappropriate_io_control_operation);
-	EXPECT_FALSE(other.live());
+	EXPECT_TRUE(other.live());
+	auto none = sd::Registration();
+	EXPECT_EQ(none.deregister_async(1).error(), std::errc::no_such_file_or_directory);
 	close(p[0]);
 	close(p[1]);
 
@@ -362,6 +366,124 @@ inline void registration_create_and_deregister_async()
 	close(p[0]);
 	EXPECT_EQ(gone.deregister_async(1).error(), std::errc::bad_file_descriptor);
 	EXPECT_FALSE(gone.live());
+	close(p[1]);
+}
+
+// A Pending's cookie is an entry of this process's table, not its
+// address: from_cookie() finds live ones only.
+inline void pending_cookies_are_table_entries()
+{
+	Noted a, b;
+	EXPECT_NE(a.cookie(), 0u);
+	EXPECT_NE(a.cookie(), b.cookie());
+	auto *pa = static_cast<sd::Pending *>(&a);
+	EXPECT_NE(a.cookie(), reinterpret_cast<uintptr_t>(pa));
+	EXPECT_EQ(sd::Pending::from_cookie(a.cookie()), pa);
+	EXPECT_EQ(sd::Pending::from_cookie(b.cookie()), static_cast<sd::Pending *>(&b));
+	EXPECT_EQ(sd::Pending::from_cookie(reinterpret_cast<uintptr_t>(pa)), nullptr);
+	EXPECT_EQ(sd::Pending::from_cookie(0), nullptr);
+	uint64_t gone;
+	{
+		Noted c;
+		gone = c.cookie();
+		EXPECT_EQ(sd::Pending::from_cookie(gone), static_cast<sd::Pending *>(&c));
+	}
+	EXPECT_EQ(sd::Pending::from_cookie(gone), nullptr);
+	// Many at once (every bucket of the table holds several), each found.
+	std::vector<Noted> many(2000);
+	for (Noted &n : many)
+		ASSERT_EQ(sd::Pending::from_cookie(n.cookie()), static_cast<sd::Pending *>(&n));
+	EXPECT_EQ(sd::Pending::from_cookie(a.cookie()), pa);
+}
+
+// Completions whose cookie names no Pending of this process (another
+// process's, as after fork() or SCM_RIGHTS; a destroyed Pending's; a raw
+// number) are never dereferenced: dispatch() drops them, dispatch(f)
+// hands them to f.
+inline void dispatch_never_follows_a_foreign_cookie()
+{
+	int p[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p), 0);
+	FakeErrorQueue k(p[0]);
+	sd::RdmaQueue q(p[0]);
+	Noted mine;
+	uint64_t gone;
+	{
+		Noted destroyed;
+		gone = destroyed.cookie();
+	}
+	int not_a_pending = 5;
+	const uint64_t foreign[] = { 0x7fffdeadb000ull, reinterpret_cast<uintptr_t>(&not_a_pending),
+				     gone };
+	k.waiting = { { foreign[0], 0, 0, 1 },
+		      { mine.cookie(), 0, 0, 10 },
+		      { foreign[1], 0, 0, 2 },
+		      { foreign[2], -ECANCELED, 0, 0 } };
+	auto n = q.dispatch();
+	ASSERT_TRUE(n) << n.error().message();
+	EXPECT_EQ(*n, 4u);
+	EXPECT_EQ(mine.calls, 1);
+	EXPECT_EQ(mine.last.bytes, 10u);
+
+	for (uint64_t f : foreign)
+		k.waiting.push_back({ f, 0, 0, 7 });
+	k.waiting.push_back({ mine.cookie(), 0, 0, 11 });
+	std::vector<uint64_t> others;
+	n = q.dispatch([&](const sd::Completion &c) { others.push_back(c.cookie); });
+	ASSERT_TRUE(n) << n.error().message();
+	EXPECT_EQ(*n, 4u);
+	EXPECT_EQ(others, std::vector<uint64_t>(std::begin(foreign), std::end(foreign)));
+	EXPECT_EQ(mine.calls, 2);
+	EXPECT_EQ(mine.last.bytes, 11u);
+	close(p[0]);
+	close(p[1]);
+}
+
+// The kernel fails DEREGISTER before taking the registration (ENOMEM):
+// the object keeps it, a retry ends it; the destructor (and a move
+// assignment over it) tries once and then lets the object go, the
+// registration staying in the kernel until the socket is closed.
+inline void registration_keeps_what_the_kernel_did_not_take()
+{
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	{
+		FakeDeregister k(p[0]);
+		k.errors = { ENOMEM };
+		auto reg = sd::Registration::adopt(p[0], fake_registration(11, 2));
+		EXPECT_EQ(reg.deregister().error(), std::errc::not_enough_memory);
+		EXPECT_TRUE(reg.live());
+		EXPECT_EQ(reg.id(), 11u);
+		ASSERT_EQ(reg.descriptors().size(), 2u);
+		EXPECT_EQ(sd::token(reg.descriptors()[1]), 0x101u);
+		auto again = reg.deregister();
+		ASSERT_TRUE(again) << again.error().message();
+		EXPECT_FALSE(reg.live());
+		ASSERT_EQ(k.calls.size(), 2u);
+		EXPECT_EQ(k.calls[1].id, 11u);
+
+		k.errors = { ENOMEM, ENOMEM, ENOMEM };
+		k.calls.clear();
+		reg = sd::Registration::adopt(p[0], fake_registration(12, 1));
+		EXPECT_EQ(reg.deregister_async(7).error(), std::errc::not_enough_memory);
+		EXPECT_TRUE(reg.live());
+		EXPECT_EQ(reg.id(), 12u);
+		ASSERT_EQ(k.calls.size(), 1u);
+		EXPECT_EQ(k.calls[0].cookie, 7u);
+	} // ~Registration: one more attempt, refused; freed all the same (ASan)
+	{
+		FakeDeregister k(p[0]);
+		k.errors = { ENOMEM, ENOMEM };
+		{
+			auto reg = sd::Registration::adopt(p[0], fake_registration(13, 1));
+			reg = sd::Registration::adopt(p[0], fake_registration(14, 1)); // drops 13
+			EXPECT_EQ(reg.id(), 14u);
+		}
+		ASSERT_EQ(k.calls.size(), 2u);
+		EXPECT_EQ(k.calls[0].id, 13u);
+		EXPECT_EQ(k.calls[1].id, 14u);
+	}
+	close(p[0]);
 	close(p[1]);
 }
 
@@ -412,6 +534,18 @@ inline void registration_create_and_deregister_async()
 	TEST(Suite, RegistrationCreateAndDeregisterAsync)                                          \
 	{                                                                                          \
 		sdtest::registration_create_and_deregister_async();                                \
+	}                                                                                          \
+	TEST(Suite, RegistrationKeepsWhatTheKernelDidNotTake)                                      \
+	{                                                                                          \
+		sdtest::registration_keeps_what_the_kernel_did_not_take();                         \
+	}                                                                                          \
+	TEST(Suite, PendingCookiesAreTableEntries)                                                 \
+	{                                                                                          \
+		sdtest::pending_cookies_are_table_entries();                                       \
+	}                                                                                          \
+	TEST(Suite, DispatchNeverFollowsAForeignCookie)                                            \
+	{                                                                                          \
+		sdtest::dispatch_never_follows_a_foreign_cookie();                                 \
 	}
 
 #endif // SD_TEST_CPP_COMMON_H

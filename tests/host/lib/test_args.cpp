@@ -202,25 +202,26 @@ TEST_F(Pipe, RegisterChecksBeforeTheIoctl)
 	EXPECT_EQ(reg.desc, nullptr);
 }
 
-TEST_F(Pipe, DeregisterFreesAndZeroesWhateverHappens)
+TEST_F(Pipe, DeregisterKeepsWhatTheKernelDidNotTake)
 {
 	EXPECT_EQ(smbdirect_rdma_v1_deregister(fd(), nullptr), -EINVAL);
 	struct smbdirect_rdma_v1_registration reg = {};
 	// A zeroed registration is none: no ioctl (a pipe would say ENOTTY).
 	EXPECT_EQ(smbdirect_rdma_v1_deregister(fd(), &reg), -ENOENT);
-	// A live-looking one goes to the kernel; its array is freed either way
-	// (ASan's leak check would notice otherwise).
+	// A live-looking one goes to the kernel, which refuses (a pipe): the
+	// registration is still the caller's (test_deregister.cpp has the rest).
 	reg.id = 3;
 	reg.desc_count = 2;
 	reg.desc = static_cast<smbdirect_buffer_descriptor_v1 *>(calloc(2, sizeof(*reg.desc)));
+	auto *desc = reg.desc;
 	EXPECT_EQ(smbdirect_rdma_v1_deregister(fd(), &reg), -ENOTTY);
-	EXPECT_EQ(reg.id, 0u);
-	EXPECT_EQ(reg.desc, nullptr);
-	EXPECT_EQ(reg.desc_count, 0u);
-	reg.id = 4;
-	reg.desc = static_cast<smbdirect_buffer_descriptor_v1 *>(calloc(1, sizeof(*reg.desc)));
+	EXPECT_EQ(reg.id, 3u);
+	EXPECT_EQ(reg.desc, desc);
+	EXPECT_EQ(reg.desc_count, 2u);
 	EXPECT_EQ(smbdirect_rdma_v1_deregister(-1, &reg), -EBADF);
-	EXPECT_EQ(reg.desc, nullptr);
+	EXPECT_EQ(reg.id, 3u);
+	EXPECT_EQ(reg.desc, desc);
+	free(reg.desc);
 }
 
 TEST_F(Pipe, ReadvWritevCheckInTheKernelsOrder)
@@ -260,6 +261,13 @@ TEST(Interfaces, ArgumentsAreChecked)
 	EXPECT_EQ(smbdirect_interfaces(&list, 0x2), -EINVAL);
 	EXPECT_EQ(list, nullptr);
 	smbdirect_interfaces_free(nullptr, 5);
+	// The entry size: at least 0.2's, a multiple of its alignment, at most 4096.
+	list = reinterpret_cast<struct smbdirect_interface *>(0x1);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) - 8), -EINVAL);
+	EXPECT_EQ(list, nullptr);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, sizeof(*list) + 1), -EINVAL);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, 4096 + 8), -EINVAL);
+	EXPECT_EQ(smbdirect_interfaces_sized(&list, 0, 0), -EINVAL);
 }
 
 TEST(Names, TransportsAndVersion)
@@ -269,7 +277,7 @@ TEST(Names, TransportsAndVersion)
 	EXPECT_STREQ(smbdirect_transport_name(SMBDIRECT_TRANSPORT_IWARP), "iWARP");
 	EXPECT_STREQ(smbdirect_transport_name(0), "unknown");
 	EXPECT_STREQ(smbdirect_transport_name(99), "unknown");
-	EXPECT_STREQ(smbdirect_version(), "0.1");
+	EXPECT_STREQ(smbdirect_version(), SMBDIRECT_VERSION_STRING);
 }
 
 TEST(Errno, LibraryLeavesErrnoAlone)

@@ -93,4 +93,42 @@ TEST(Cpp, AfterForkOnlyTheRegistrantsDestructorDeregisters)
 	close(p[1]);
 }
 
+// After fork(), the child's copy of a Pending is not the parent's: a
+// completion the child reaps with the parent's cookie does not complete
+// it (the parent's transfer is not the child's), and the child's own
+// Pending objects get cookies of their own.
+TEST(Cpp, AForkedChildNeverCompletesItsParentsPending)
+{
+	int p[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p), 0);
+	sdtest::FakeErrorQueue k(p[0]);
+	sdtest::Noted parents;
+	k.waiting = { { parents.cookie(), 0, 0, 64 } };
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+		if (sd::Pending::from_cookie(parents.cookie()))
+			bad |= 1;
+		size_t others = 0;
+		auto n = sd::RdmaQueue(p[0]).dispatch([&](const sd::Completion &) { others++; });
+		if (!n || *n != 1 || others != 1)
+			bad |= 2;
+		if (parents.calls != 0)
+			bad |= 4;
+		sdtest::Noted childs;
+		if (childs.cookie() == parents.cookie() ||
+		    sd::Pending::from_cookie(childs.cookie()) != &childs)
+			bad |= 8;
+		_exit(bad);
+	}
+	int status = -1;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status)) << status;
+	EXPECT_EQ(WEXITSTATUS(status), 0); // the bits above say which failed
+	// The parent's table is untouched.
+	EXPECT_EQ(sd::Pending::from_cookie(parents.cookie()), static_cast<sd::Pending *>(&parents));
+	close(p[0]);
+	close(p[1]);
+}
+
 } // namespace

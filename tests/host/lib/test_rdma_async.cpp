@@ -704,24 +704,29 @@ TEST(RdmaAsyncDeregister, AsksForAsyncWithTheCookie)
 	EXPECT_EQ(reg.desc_count, 0u);
 }
 
-// As the synchronous call: the array is freed (ASan reports a leak
-// otherwise) and *reg zeroed whatever the kernel said.
-TEST(RdmaAsyncDeregister, FailureFreesTooAsTheSynchronousCall)
+// As the synchronous call: an error before the kernel took the
+// registration leaves *reg to the caller, to retry.
+TEST(RdmaAsyncDeregister, FailureKeepsItAsTheSynchronousCall)
 {
 	auto reg = heap_registration(7);
 	EXPECT_EQ(sd::detail::deregister_async([](struct smbdirect_deregister &) { return -EINVAL; },
 					       &reg, 1),
 		  -EINVAL);
-	EXPECT_EQ(reg.id, 0u);
-	EXPECT_EQ(reg.desc, nullptr);
+	EXPECT_EQ(reg.id, 7u);
+	EXPECT_NE(reg.desc, nullptr);
 	// From the kernel too: a pipe has no such ioctl.
-	reg = heap_registration(8);
 	int p[2];
 	ASSERT_EQ(pipe(p), 0);
 	EXPECT_EQ(smbdirect_rdma_v1_deregister_async(p[0], &reg, 1), -ENOTTY);
+	EXPECT_EQ(reg.id, 7u);
+	EXPECT_NE(reg.desc, nullptr);
+	EXPECT_EQ(reg.desc_count, 1u);
+	// ENOENT: the kernel has none by that id; freed (or ASan reports a leak).
+	EXPECT_EQ(sd::detail::deregister_async([](struct smbdirect_deregister &) { return -ENOENT; },
+					       &reg, 1),
+		  -ENOENT);
 	EXPECT_EQ(reg.id, 0u);
 	EXPECT_EQ(reg.desc, nullptr);
-	EXPECT_EQ(reg.desc_count, 0u);
 	close(p[0]);
 	close(p[1]);
 }
@@ -731,8 +736,8 @@ TEST(RdmaAsyncDeregister, CallChecks)
 	auto reg = heap_registration(7);
 	EXPECT_EQ(smbdirect_rdma_v1_deregister_async(0, nullptr, 1), -EINVAL);
 	EXPECT_EQ(smbdirect_rdma_v1_deregister_async(-1, &reg, 1), -EBADF);
-	EXPECT_EQ(reg.id, 0u); // freed
-	EXPECT_EQ(reg.desc, nullptr);
+	EXPECT_EQ(reg.id, 7u); // still the caller's, for its own socket
+	free(reg.desc);
 	// A zeroed registration fails without a system call (a pipe would say ENOTTY).
 	smbdirect_rdma_v1_registration none = {};
 	none.desc = static_cast<smbdirect_buffer_descriptor_v1 *>(calloc(1, sizeof(*none.desc)));

@@ -219,12 +219,11 @@ private:
 	std::error_code release(Slot &s)
 	{
 		uint64_t cookie = static_cast<uint64_t>(&s - slots_.data());
-		/* The registration leaves the RAII object for the asynchronous call. */
-		smbdirect_rdma_v1_registration raw = s.registration.release();
-		int state = smbdirect_rdma_v1_deregister_async(client_.fd(), &raw, cookie);
-		if (state < 0)
-			return errno_code(state);
-		if (state & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED)
+		/* On an error the kernel did not take it: the slot keeps it. */
+		auto remote_invalidated = s.registration.deregister_async(cookie);
+		if (!remote_invalidated)
+			return remote_invalidated.error();
+		if (*remote_invalidated)
 			stats_.remote_invalidations++;
 		s.state = Slot::State::deregistering;
 		return {};

@@ -5,11 +5,13 @@
 #include "internal.h"
 #include "family.h"
 
+#include <string_view>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <string_view>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -82,13 +84,18 @@ using namespace sd::detail;
 
 extern "C" {
 
-const char *smbdirect_version(void)
-{
 #define SD_STR2(x) #x
 #define SD_STR(x) SD_STR2(x)
-	return SD_STR(SMBDIRECT_LIB_VERSION_MAJOR) "." SD_STR(SMBDIRECT_LIB_VERSION_MINOR);
+static_assert(std::string_view(SMBDIRECT_VERSION_STRING) ==
+		      SD_STR(SMBDIRECT_VERSION_MAJOR) "." SD_STR(SMBDIRECT_VERSION_MINOR) "." SD_STR(
+			      SMBDIRECT_VERSION_PATCH),
+	      "SMBDIRECT_VERSION_STRING is not MAJOR.MINOR.PATCH");
 #undef SD_STR
 #undef SD_STR2
+
+const char *smbdirect_version(void)
+{
+	return SMBDIRECT_VERSION_STRING;
 }
 
 int smbdirect_family(void)

@@ -70,22 +70,14 @@ int smbdirect_rdma_v1_register(int fd, const struct iovec *iov, int iov_count, u
 
 int smbdirect_rdma_v1_deregister(int fd, struct smbdirect_rdma_v1_registration *reg)
 {
-	if (!reg)
-		return -EINVAL;
-	uint64_t id = reg->id;
-	std::free(reg->desc);
-	std::memset(reg, 0, sizeof(*reg));
-	if (fd < 0)
-		return -EBADF;
-	// Ids are never 0: a zeroed registration is no registration.
-	if (id == 0)
-		return -ENOENT;
+	int err = check_deregister_args(fd, reg);
+	if (err)
+		return err;
 	struct smbdirect_deregister d = {};
 	d.size = sizeof(d);
-	d.id = id;
-	if (::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d))
-		return neg_errno();
-	return static_cast<int>(d.state & 0x7fffffff);
+	d.id = reg->id;
+	err = ::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d) ? neg_errno() : 0;
+	return deregistered(reg, err, d.state);
 }
 
 ssize_t smbdirect_rdma_v1_readv(int fd, const struct iovec *iov, int iov_count,

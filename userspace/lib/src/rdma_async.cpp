@@ -287,14 +287,8 @@ int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c, unsigned in
 int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registration *reg,
 				       uint64_t cookie)
 {
-	if (!reg)
-		return -EINVAL;
-	if (fd < 0 || reg->id == 0) {
-		std::free(reg->desc);
-		std::memset(reg, 0, sizeof(*reg));
-		// Ids are never 0: a zeroed registration is no registration.
-		return fd < 0 ? -EBADF : -ENOENT;
-	}
+	if (int err = check_deregister_args(fd, reg))
+		return err;
 	return deregister_async(
 		[fd](struct smbdirect_deregister &d) noexcept {
 			return ::ioctl(fd, SMBDIRECT_IOC_DEREGISTER, &d) ? neg_errno() : 0;

@@ -9,6 +9,7 @@
 #define SMBDIRECT_LIB_RDMA_ASYNC_H
 
 #include "internal.h"
+#include "rdma_register.h"
 
 #include <cerrno>
 #include <cstddef>
@@ -101,9 +102,10 @@ int reap_completions(Recv &&recv, struct smbdirect_rdma_completion *c, unsigned 
 }
 
 // ioctl(SMBDIRECT_IOC_DEREGISTER, struct smbdirect_deregister &) -> 0 or
-// -errno, with SMBDIRECT_DEREG_ASYNC (reg->id not 0). *reg is freed and
-// zeroed whatever the result, as smbdirect_rdma_v1_deregister() does; the
-// state bits or the error.
+// -errno, with SMBDIRECT_DEREG_ASYNC (reg->id not 0). As with
+// smbdirect_rdma_v1_deregister(), *reg is freed and zeroed when the kernel
+// took the registration (or has none by that id, -ENOENT) and left alone
+// on any other error; the state bits or the error.
 template <class Ioctl>
 int deregister_async(Ioctl &&ioctl, struct smbdirect_rdma_v1_registration *reg,
 		     uint64_t cookie) noexcept
@@ -113,12 +115,8 @@ int deregister_async(Ioctl &&ioctl, struct smbdirect_rdma_v1_registration *reg,
 	d.flags = SMBDIRECT_DEREG_ASYNC;
 	d.id = reg->id;
 	d.cookie = cookie;
-	std::free(reg->desc);
-	std::memset(reg, 0, sizeof(*reg));
 	int err = ioctl(d);
-	if (err)
-		return err;
-	return static_cast<int>(d.state & 0x7fffffff);
+	return deregistered(reg, err, d.state);
 }
 
 } // namespace sd::detail

@@ -104,6 +104,49 @@ template <class Ioctl> int register_growing(Ioctl &&ioctl, const struct iovec *i
 	return -ENOSPC;
 }
 
+// Frees the descriptor array and zeroes *reg: no registration any more.
+inline void forget_registration(struct smbdirect_rdma_v1_registration *reg) noexcept
+{
+	std::free(reg->desc);
+	std::memset(reg, 0, sizeof(*reg));
+}
+
+// The checks before SMBDIRECT_IOC_DEREGISTER: -EINVAL (no reg), -EBADF
+// (*reg left alone: the registration lives on, to be ended on its
+// socket), -ENOENT for a zeroed registration (ids are never 0; its array,
+// if any, is freed).
+inline int check_deregister_args(int fd, struct smbdirect_rdma_v1_registration *reg) noexcept
+{
+	if (!reg)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	if (reg->id == 0) {
+		forget_registration(reg);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+// The result of SMBDIRECT_IOC_DEREGISTER (err: 0 or -errno; state as the
+// kernel wrote it). sd_ioctl_deregister() takes the registration off the
+// socket's list only after every check that can fail (the struct's size
+// and flags, EFAULT reading it, ENOMEM for an asynchronous completion,
+// ENOTCONN for a socket never connected) and cannot fail after that but
+// in writing state back (EFAULT, impossible with the library's own
+// struct). So: 0, the registration is gone; -ENOENT, the kernel has none
+// by that id (deregistered already, or released with the RDMA device):
+// gone as well. Any other error: the kernel did not take it, it is still
+// registered, and *reg stays as it was so that the caller can retry.
+inline int deregistered(struct smbdirect_rdma_v1_registration *reg, int err,
+			uint32_t state) noexcept
+{
+	if (err && err != -ENOENT)
+		return err;
+	forget_registration(reg);
+	return err ? err : static_cast<int>(state & 0x7fffffff);
+}
+
 } // namespace sd::detail
 
 #endif // SMBDIRECT_LIB_RDMA_REGISTER_H

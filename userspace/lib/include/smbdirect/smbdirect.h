@@ -28,10 +28,32 @@
 extern "C" {
 #endif
 
-#define SMBDIRECT_LIB_VERSION_MAJOR 0
-#define SMBDIRECT_LIB_VERSION_MINOR 1
+/*
+ * The version of this header (and of the library built with it; the
+ * library's CMake build reads it from here). Within one major version
+ * the ABI only grows: a function added in MAJOR.MINOR sits in symbol
+ * version SMBDIRECT_MAJOR.MINOR, so a program using it does not load with
+ * an older library. SMBDIRECT_CHECK_VERSION(0, 2, 0) is 1 when the header
+ * is 0.2.0 or newer, usable in #if. pkg-config: smbdirect >= 0.2.0;
+ * CMake: find_package(smbdirect 0.2).
+ */
+#define SMBDIRECT_VERSION_MAJOR 0
+#define SMBDIRECT_VERSION_MINOR 2
+#define SMBDIRECT_VERSION_PATCH 0
+#define SMBDIRECT_VERSION_STRING "0.2.0"
+#define SMBDIRECT_CHECK_VERSION(major, minor, patch)                              \
+	(SMBDIRECT_VERSION_MAJOR > (major) ||                                     \
+	 (SMBDIRECT_VERSION_MAJOR == (major) &&                                   \
+	  (SMBDIRECT_VERSION_MINOR > (minor) ||                                   \
+	   (SMBDIRECT_VERSION_MINOR == (minor) && SMBDIRECT_VERSION_PATCH >= (patch)))))
+/* The names of 0.1. */
+#define SMBDIRECT_LIB_VERSION_MAJOR SMBDIRECT_VERSION_MAJOR
+#define SMBDIRECT_LIB_VERSION_MINOR SMBDIRECT_VERSION_MINOR
 
-/* "0.1": the library's version. */
+/*
+ * The running library's version, "MAJOR.MINOR.PATCH" ("0.1" before 0.2),
+ * which may be newer than the header's.
+ */
 const char *smbdirect_version(void);
 
 /* --- is the module there? ------------------------------------------------ */
@@ -149,9 +171,14 @@ int smbdirect_rdma_v1_register(int fd, const struct iovec *iov, int iov_count,
 /*
  * Invalidates and unpins. Returns the SMBDIRECT_REG_STATE_* bits (>= 0):
  * SMBDIRECT_REG_STATE_REMOTE_INVALIDATED when the peer had invalidated the
- * token with send-with-invalidate. The descriptor array is freed and *reg
- * zeroed whatever the result (also on -ENOENT: the registration was
- * released with the RDMA device).
+ * token with send-with-invalidate. *reg stays the caller's until the
+ * kernel has taken the registration: on success, and on -ENOENT (the
+ * kernel has none by that id: deregistered already, or released with the
+ * RDMA device), the descriptor array is freed and *reg zeroed; on any
+ * other error (-ENOMEM, -EFAULT, -EINTR, -EBADF, -ENOTTY, ...) the kernel
+ * did not take it, it is still registered, *reg is left as it was, and
+ * the call may be retried. To give up instead, free(reg->desc): the
+ * registration then lasts until the socket's last close().
  */
 int smbdirect_rdma_v1_deregister(int fd,
 				 struct smbdirect_rdma_v1_registration *reg);
@@ -291,8 +318,10 @@ int smbdirect_rdma_completions(const struct msghdr *msg,
  * cookie (bytes the registered length; status 0, or the connection's
  * error when it ended first) reaches the error queue when the peer's
  * access has ended, and only then may the memory be reused. Returns the
- * SMBDIRECT_REG_STATE_* bits. As smbdirect_rdma_v1_deregister() does, it
- * frees reg->desc and zeroes *reg whatever the result.
+ * SMBDIRECT_REG_STATE_* bits. *reg as with smbdirect_rdma_v1_deregister():
+ * freed and zeroed once the kernel took the registration (or on -ENOENT),
+ * left for a retry on any other error (-ENOMEM: no room for the
+ * completion).
  */
 int smbdirect_rdma_v1_deregister_async(int fd,
 				       struct smbdirect_rdma_v1_registration *reg,
@@ -306,7 +335,19 @@ int smbdirect_rdma_v1_deregister_async(int fd,
 /* smbdirect_interfaces() flags */
 #define SMBDIRECT_IF_LIST_ALL 0x1 /* also interfaces without an RDMA device */
 
+/*
+ * One interface. Extensible as the kernel's ioctl structs are: it starts
+ * with its size, and fields are only ever added at the end. The caller
+ * says how large its struct is (smbdirect_interfaces() passes the sizeof
+ * it was compiled with); the library lays the array out with that stride,
+ * fills what it knows of each entry (a larger caller's tail stays zero)
+ * and sets size to the bytes it filled, so a field added later is there
+ * when size >= offsetof(field) + sizeof(field). (0.1's struct had no
+ * size; programs built with it keep getting that layout from the symbol
+ * smbdirect_interfaces@SMBDIRECT_0.1.)
+ */
 struct smbdirect_interface {
+	uint32_t size;			/* bytes of this entry filled in */
 	int ifindex;
 	char name[16];			/* IFNAMSIZ */
 	char rdma_device[64];		/* "" when none */
@@ -322,10 +363,17 @@ struct smbdirect_interface {
 /*
  * The interfaces that carry an RDMA device (all of them with
  * SMBDIRECT_IF_LIST_ALL), with addresses, speed and transport: what a
- * server needs for FSCTL_QUERY_NETWORK_INTERFACE_INFO. *list is freed
- * with smbdirect_interfaces_free(). Returns the number of entries.
+ * server needs for FSCTL_QUERY_NETWORK_INTERFACE_INFO, entry_size bytes
+ * apart (at least the size of 0.2's struct, a multiple of its alignment,
+ * at most 4096; -EINVAL otherwise). *list is freed with
+ * smbdirect_interfaces_free(). Returns the number of entries.
  */
-int smbdirect_interfaces(struct smbdirect_interface **list, uint32_t flags);
+int smbdirect_interfaces_sized(struct smbdirect_interface **list, uint32_t flags,
+			       size_t entry_size);
+static inline int smbdirect_interfaces(struct smbdirect_interface **list, uint32_t flags)
+{
+	return smbdirect_interfaces_sized(list, flags, sizeof(struct smbdirect_interface));
+}
 void smbdirect_interfaces_free(struct smbdirect_interface *list, int count);
 
 #ifdef __cplusplus

@@ -10,7 +10,10 @@
 //    they compare equal to std::errc constants. The calls never throw.
 //  - Socket and Listener own a file descriptor (move-only, closed by the
 //    destructor); Registration owns a registration of memory for the peer
-//    and deregisters it in its destructor.
+//    and deregisters it in its destructor (one attempt: a registration the
+//    kernel refuses to end there stays until the socket is closed; an
+//    explicit deregister() reports the error and keeps the registration
+//    for a retry).
 //  - A Registration names its socket by fd and must not outlive it. If the
 //    fd was closed and reused meanwhile, it notices (the socket's inode
 //    differs) and leaves the other socket alone. After fork() only the
@@ -18,7 +21,10 @@
 //    deregister() works from any process that holds the socket).
 //  - RdmaQueue submits asynchronous RDMA transfers on a socket it names by
 //    fd (it owns nothing) and reaps their completions, handing each to a
-//    callback or to the Pending object whose address is its cookie.
+//    callback or to the Pending object its cookie names. A cookie is an
+//    opaque 64-bit number returned to whichever process reaps (after
+//    fork() or SCM_RIGHTS, maybe another address space): a Pending's
+//    cookie is an entry of a per-process table, never its address.
 #ifndef SMBDIRECT_SMBDIRECT_HPP
 #define SMBDIRECT_SMBDIRECT_HPP
 
@@ -32,12 +38,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <endian.h>
+#include <mutex>
 #include <netinet/in.h>
 #include <optional>
 #include <poll.h>
 #include <span>
 #include <string>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
@@ -288,28 +297,153 @@ inline Result<uint64_t> outcome(const Completion &c) noexcept
 	return c.bytes;
 }
 
-// Something waiting for one completion, found by its cookie: its own
-// address (cookie()). RdmaQueue::dispatch() calls complete() once the
-// completion is reaped; the object must live until then. Every cookie on
-// a socket that is dispatched must be one of these.
+class Pending;
+
+namespace detail
+{
+
+// The live Pending objects of this process, by cookie. A cookie is a
+// number, never an address: a completion is returned to whichever
+// process reaps it (after fork() or SCM_RIGHTS, another address space),
+// so one is looked up here and never dereferenced. Cookies are a
+// counter through a bijective mix (splitmix64) from a seed drawn per
+// process, so unique among this process's Pending objects, never 0, and
+// unlikely to equal another process's. A forked child starts an empty
+// table with a new seed: the Pending objects it inherited (and the
+// transfers their parent submitted) are not its own. One table per
+// program and per C++ flavour (an inline variable); a shared object
+// built with hidden visibility has its own.
+class PendingTable {
+    public:
+	uint64_t add(Pending *p) noexcept;
+	void remove(Pending *p) noexcept;
+	Pending *find(uint64_t cookie) noexcept;
+
+    private:
+	static constexpr size_t buckets = 256;
+	// Under m_: starts afresh in a process other than the one that
+	// filled it (a child after fork()).
+	void own() noexcept
+	{
+		pid_t pid = ::getpid();
+		if (pid == pid_)
+			return;
+		pid_ = pid;
+		generation_++;
+		for (Pending *&b : bucket_)
+			b = nullptr;
+		uint64_t seed = 0;
+		if (::getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+			seed = (static_cast<uint64_t>(pid) << 32) ^
+			       static_cast<uint64_t>(::time(nullptr)) ^
+			       reinterpret_cast<uintptr_t>(this);
+		next_ = seed;
+	}
+	static uint64_t mix(uint64_t z) noexcept
+	{
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		return z ^ (z >> 31);
+	}
+	static size_t slot(uint64_t cookie) noexcept
+	{
+		return static_cast<size_t>(cookie % buckets);
+	}
+
+	std::mutex m_;
+	pid_t pid_ = 0;
+	uint64_t generation_ = 0;
+	uint64_t next_ = 0;
+	Pending *bucket_[buckets] = {};
+};
+
+inline constinit PendingTable pending_table;
+
+} // namespace detail
+
+// Something waiting for one completion, found by its cookie(): a number
+// this process's table (detail::PendingTable) knows it by, never its
+// address. RdmaQueue::dispatch() calls complete() of the Pending a reaped
+// completion's cookie names, and hands completions whose cookie names
+// none (another process's transfers, after fork() or SCM_RIGHTS; raw
+// cookies of the C API; a Pending destroyed already) to its callback
+// instead. The object must live until its completion is dispatched; a
+// forked child's copy is not the parent's and is never completed there.
 class Pending {
     public:
 	uint64_t cookie() const noexcept
 	{
-		return reinterpret_cast<uintptr_t>(this);
+		return cookie_;
 	}
+	// The live Pending of this process with this cookie, or nullptr.
 	static Pending *from_cookie(uint64_t cookie) noexcept
 	{
-		return reinterpret_cast<Pending *>(static_cast<uintptr_t>(cookie));
+		return detail::pending_table.find(cookie);
 	}
 	virtual void complete(const Completion &c) noexcept = 0;
 
     protected:
-	Pending() noexcept = default;
+	Pending() noexcept
+	{
+		// In the body: the members' initializers have run (add() sets them).
+		cookie_ = detail::pending_table.add(this);
+	}
 	Pending(const Pending &) = delete;
 	Pending &operator=(const Pending &) = delete;
-	~Pending() = default;
+	~Pending()
+	{
+		detail::pending_table.remove(this);
+	}
+
+    private:
+	friend class detail::PendingTable;
+	uint64_t cookie_ = 0;
+	uint64_t generation_ = 0;
+	Pending *next_ = nullptr;
+	Pending **pprev_ = nullptr;
 };
+
+inline uint64_t detail::PendingTable::add(Pending *p) noexcept
+{
+	std::lock_guard<std::mutex> lock(m_);
+	own();
+	uint64_t cookie;
+	do
+		cookie = mix(next_++);
+	while (cookie == 0);
+	Pending *&head = bucket_[slot(cookie)];
+	p->generation_ = generation_;
+	p->next_ = head;
+	p->pprev_ = &head;
+	if (head)
+		head->pprev_ = &p->next_;
+	head = p;
+	return cookie;
+}
+
+inline void detail::PendingTable::remove(Pending *p) noexcept
+{
+	std::lock_guard<std::mutex> lock(m_);
+	own();
+	// An inherited one (fork()) is in the parent's table only.
+	if (p->generation_ != generation_ || !p->pprev_)
+		return;
+	*p->pprev_ = p->next_;
+	if (p->next_)
+		p->next_->pprev_ = p->pprev_;
+	p->next_ = nullptr;
+	p->pprev_ = nullptr;
+}
+
+inline Pending *detail::PendingTable::find(uint64_t cookie) noexcept
+{
+	std::lock_guard<std::mutex> lock(m_);
+	own();
+	for (Pending *p = bucket_[slot(cookie)]; p; p = p->next_)
+		if (p->cookie_ == cookie)
+			return p;
+	return nullptr;
+}
 
 // Asynchronous RDMA on a socket it names by fd (owns nothing; the socket
 // must outlive the transfers' completions being reaped). Submission blocks
@@ -395,12 +529,24 @@ class RdmaQueue {
 		}
 	}
 
-	// reap_each() handing each completion to the Pending its cookie names.
+	// reap_each() handing each completion to the Pending of this process
+	// its cookie names (looked up, never dereferenced), and each one whose
+	// cookie names none to other(const Completion &): another process's
+	// transfer (the socket was inherited or passed), a raw cookie, or a
+	// Pending destroyed already. How many were reaped.
+	template <class F> Result<size_t> dispatch(F &&other) const
+	{
+		return reap_each([&other](const Completion &c) {
+			if (Pending *p = Pending::from_cookie(c.cookie))
+				p->complete(c);
+			else
+				other(c);
+		});
+	}
+	// The same, dropping the completions no Pending of this process waits for.
 	Result<size_t> dispatch() const noexcept
 	{
-		return reap_each([](const Completion &c) noexcept {
-			Pending::from_cookie(c.cookie)->complete(c);
-		});
+		return dispatch([](const Completion &) noexcept {});
 	}
 
 	// Waits up to timeout_ms (-1: forever) for a completion: true if one
@@ -491,8 +637,12 @@ class Registration {
 	}
 
 	// Invalidates and unpins; true if the peer had already invalidated it
-	// (send-with-invalidate). The registration is gone from the object
-	// whatever the result.
+	// (send-with-invalidate). On success, or ENOENT (the kernel has no
+	// such registration any more), the object is empty. On any other error
+	// the kernel did not take the registration (ENOMEM, EINTR, EFAULT, a
+	// descriptor that is no SMB-Direct socket...): the object still holds
+	// it, and deregister() may be called again. EBADF when its socket's
+	// descriptor was closed (or reused): the object lets it go.
 	Result<bool> deregister() noexcept
 	{
 		return end([](int fd, smbdirect_rdma_v1_registration *reg) {
@@ -505,7 +655,8 @@ class Registration {
 	// completion with cookie (bytes length(); status 0, or the
 	// connection's error if it ended first) reaches the socket's error
 	// queue (RdmaQueue) once the peer's access has ended; only then may
-	// the memory be reused. The result as with deregister().
+	// the memory be reused. The result, and what an error leaves in the
+	// object, as with deregister().
 	Result<bool> deregister_async(uint64_t cookie) noexcept
 	{
 		return end([cookie](int fd, smbdirect_rdma_v1_registration *reg) {
@@ -573,7 +724,9 @@ class Registration {
 			forget();
 			return fail(EBADF);
 		}
-		int r = call(s_.fd, &s_.reg); // frees and zeroes reg whatever r is
+		// Frees and zeroes reg once the kernel took it (or on ENOENT);
+		// other errors leave it here, to retry.
+		int r = call(s_.fd, &s_.reg);
 		if (r < 0)
 			return fail(r);
 		s_.remote_invalidated = r & SMBDIRECT_REG_STATE_REMOTE_INVALIDATED;
@@ -586,7 +739,12 @@ class Registration {
 		s_.reg = {};
 	}
 
-	// The destructor's deregistration: only in the process that registered.
+	// The destructor's (and move assignment's) deregistration: only in
+	// the process that registered, one attempt. A destructor cannot report
+	// an error: if the kernel keeps the registration (deregister()'s
+	// errors but ENOENT and EBADF), it stays registered, the memory pinned
+	// and open to the peer, until the socket's last close() releases it.
+	// Call deregister() first where that matters, and retry on its error.
 	void drop() noexcept
 	{
 		if (!s_.reg.id && !s_.reg.desc)

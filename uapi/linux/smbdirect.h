@@ -160,6 +160,26 @@
  */
 #define SMBDIRECT_OPT_RDMA_INFLIGHT		8
 #define SMBDIRECT_RDMA_INFLIGHT_MAX		1024
+/*
+ * What poll tells of the asynchronous RDMA offload: flags, 0 by default,
+ * settable in every state, inherited by accepted sockets; an unknown flag
+ * is EINVAL.
+ *   SMBDIRECT_RDMA_EVENTS_PRI     completions waiting raise EPOLLPRI
+ *                                 (SIGIO with POLL_PRI) instead of
+ *                                 EPOLLERR; EPOLLERR then means SO_ERROR
+ *                                 alone, so a completion never looks like
+ *                                 a failed connection
+ *   SMBDIRECT_RDMA_EVENTS_WRBAND  EPOLLWRBAND while a transfer slot is
+ *                                 free (fewer than SMBDIRECT_OPT_RDMA_INFLIGHT
+ *                                 transfers held) on a connected socket;
+ *                                 reaping a completion frees a slot and
+ *                                 wakes. EPOLLOUT keeps its meaning, room
+ *                                 for a message (which needs no slot)
+ * Without flags completions raise EPOLLERR, as MSG_ZEROCOPY's do.
+ */
+#define SMBDIRECT_OPT_RDMA_EVENTS		9
+#define SMBDIRECT_RDMA_EVENTS_PRI		0x1
+#define SMBDIRECT_RDMA_EVENTS_WRBAND		0x2
 
 /*
  * getsockopt(SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &info, &len): the
@@ -512,7 +532,8 @@ struct smbdirect_rdma {
  * connection ended before any of it was posted) and the bytes moved.
  * Completions queue on the socket's error queue, as MSG_ZEROCOPY's do:
  * poll reports EPOLLERR while one is waiting (epoll reports EPOLLERR
- * whatever was asked for), and recvmsg(MSG_ERRQUEUE), which never blocks,
+ * whatever was asked for), or EPOLLPRI with SMBDIRECT_RDMA_EVENTS_PRI
+ * (SMBDIRECT_OPT_RDMA_EVENTS), and recvmsg(MSG_ERRQUEUE), which never blocks,
  * returns 0 with one control message SMBDIRECT_CMSG_RDMA_COMPLETION
  * holding as many struct smbdirect_rdma_completion as fit in msg_control
  * (MSG_CTRUNC if more wait), or EAGAIN when none waits. io_uring's

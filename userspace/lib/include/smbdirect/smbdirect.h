@@ -200,8 +200,11 @@ ssize_t smbdirect_send_with_invalidate(int fd, const struct iovec *iov,
  * smbdirect_rdma_args (prepared by the smbdirect_rdma_prep_*() calls),
  * submitted with sendmsg() control messages, and completes exactly once
  * with its cookie: a struct smbdirect_rdma_completion on the socket's
- * error queue (poll reports POLLERR while one waits), reaped with
- * smbdirect_rdma_reap(). The memory (or file range) of a transfer must stay
+ * error queue (poll reports POLLERR while one waits; POLLPRI instead after
+ * smbdirect_set_option(fd, SMBDIRECT_OPT_RDMA_EVENTS,
+ * SMBDIRECT_RDMA_EVENTS_PRI), which leaves POLLERR to the connection's
+ * error, and SMBDIRECT_RDMA_EVENTS_WRBAND adds POLLWRBAND while a slot is
+ * free), reaped with smbdirect_rdma_reap(). The memory (or file range) of a transfer must stay
  * as it is until its completion has been reaped. io_uring users build the
  * sendmsg with smbdirect_rdma_prep_msghdr() and parse what a recvmsg with
  * MSG_ERRQUEUE returned with smbdirect_rdma_completions().

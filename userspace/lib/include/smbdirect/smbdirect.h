@@ -262,6 +262,20 @@ int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c,
 			unsigned int max);
 
 /*
+ * For event loops that watch a descriptor only for reading (Samba's
+ * tevent, libevent): sets SMBDIRECT_RDMA_EVENTS_PRI on fd (keeping its
+ * other SMBDIRECT_OPT_RDMA_EVENTS flags) and returns a new descriptor
+ * (an epoll instance, close-on-exec) that is readable while completions
+ * wait on fd: watch it for reading and call smbdirect_rdma_reap(fd, ...)
+ * when it is; nothing is read from it. It is also readable once fd's
+ * connection is over (epoll passes EPOLLERR and EPOLLHUP on whatever is
+ * asked): a handler that finds nothing to reap stops watching it, and
+ * fd's own events report the end. The caller closes it. Returns the
+ * descriptor or -errno (ENOPROTOOPT: a module without the option).
+ */
+int smbdirect_rdma_completion_fd(int fd);
+
+/*
  * For io_uring (IORING_OP_SENDMSG): bytes of msg_control that nr
  * transfers take, nr * CMSG_SPACE(sizeof(struct smbdirect_rdma_args)) (0
  * for nr above SMBDIRECT_RDMA_CMSG_MAX), and the control messages of nr

@@ -977,11 +977,24 @@ TEST_F_TIMEOUT(async, io_uring_submit_and_reap, 60)
  * SD_RACE_LEGACY=1 in the environment the loop runs as smbd did before
  * the option: completions raise POLLERR, it reaps and then asks poll(0)
  * whether the error is real; a completion landing in between counts as a
- * false disconnect (and fails the case), which shows the race.
+ * false disconnect (and fails the case), which shows the race. After each
+ * reap both spend RACE_WORK_NS on the completions, as a server does.
  */
 #define RACE_SLOTS 16
 #define RACE_ROUNDS 2000
 #define RACE_MS 30000
+#define RACE_WORK_NS 200000
+
+/* What a server does with what it reaped (smbd: answers, pwrite()s). */
+static void race_work(void)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < RACE_WORK_NS);
+}
 
 static int race_reap(int fd, __u64 *done, unsigned int *inflight)
 {
@@ -1062,6 +1075,7 @@ TEST_F_TIMEOUT(async, completions_never_look_like_errors, 120)
 				continue;
 			r = race_reap(self->s, &done, &inflight);
 			ASSERT_LE(0, r);
+			race_work();
 			/* smbd's check: is the error still there after reaping? */
 			if (sd_poll(self->s, 0, 0) & (POLLERR | POLLHUP))
 				false_err++;
@@ -1071,8 +1085,10 @@ TEST_F_TIMEOUT(async, completions_never_look_like_errors, 120)
 			false_err++;
 			break;
 		}
-		if (p.revents & POLLPRI)
+		if (p.revents & POLLPRI) {
 			ASSERT_LE(0, race_reap(self->s, &done, &inflight));
+			race_work();
+		}
 	}
 	EXPECT_EQ(0U, false_err) TH_LOG("%u false disconnects in %llu completions%s", false_err,
 					 (unsigned long long)done, legacy ? " (legacy POLLERR)" : "");

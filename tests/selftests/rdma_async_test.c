@@ -980,6 +980,16 @@ TEST_F_TIMEOUT(async, io_uring_submit_and_reap, 60)
  * false disconnect (and fails the case), which shows the race. After each
  * reap both spend RACE_WORK_NS on the completions, as a server does.
  */
+/*
+ * What the cases of issue 46 below check does not depend on the IP
+ * version: the costly ones run on rxe4 and siw4_inet, RoCE and iWARP, both
+ * entry points.
+ */
+#define IPV4_ONLY() do {						\
+	if (variant->t.af != AF_INET)					\
+		SKIP(return, "IPv4 variants only: nothing here depends on the IP version"); \
+} while (0)
+
 #define RACE_SLOTS 16
 #define RACE_ROUNDS 2000
 #define RACE_MS 30000
@@ -1030,6 +1040,7 @@ TEST_F_TIMEOUT(async, completions_never_look_like_errors, 120)
 	long nd, end;
 	int v, r;
 
+	IPV4_ONLY();
 	PAIR(SOCK_SEQPACKET);
 	ra = map_bytes(64 * KIB);
 	rb = map_bytes(64 * KIB);
@@ -1332,7 +1343,10 @@ static long retry_send(int fd, struct retry_setup *r, __u64 cookie, int flags)
 	return n < 0 ? -errno : n;
 }
 
-/* Completions of cookie reaped within ms. */
+/*
+ * Completions of cookie reaped within ms; once one came, 300 ms more for
+ * a second (a transfer that ran twice completes twice at about once).
+ */
 static int count_cookie(int fd, __u64 cookie, int ms)
 {
 	struct smbdirect_rdma_completion c[8];
@@ -1342,11 +1356,18 @@ static int count_cookie(int fd, __u64 cookie, int ms)
 	while (sd_now_ms() < end) {
 		sd_poll(fd, 0, 50);
 		n = reap(fd, c, 8, NULL);
-		for (i = 0; i < n; i++)
-			seen += c[i].cookie == cookie;
+		for (i = 0; i < n; i++) {
+			if (c[i].cookie == cookie && !seen++ && end > sd_now_ms() + 300)
+				end = sd_now_ms() + 300;
+		}
 	}
 	return seen;
 }
+
+/*
+ * What the cases of issue 46 check does not depend on the IP version: they
+ * run on rxe4 and siw4_inet, RoCE and iWARP, both entry points.
+ */
 
 TEST_F_TIMEOUT(async, stream_eagain_takes_no_transfer, 90)
 {
@@ -1354,6 +1375,7 @@ TEST_F_TIMEOUT(async, stream_eagain_takes_no_transfer, 90)
 	int val, err;
 	long n;
 
+	IPV4_ONLY();
 	PAIR(SOCK_STREAM);
 	err = retry_prepare(_metadata, self->c, self->s, &r);
 	ASSERT_EQ(0, err) TH_LOG("could not starve the writer mid-message: %s", strerror(-err));
@@ -1404,6 +1426,7 @@ TEST_F_TIMEOUT(async, stream_restart_takes_transfer_once, 90)
 	int err;
 	long n;
 
+	IPV4_ONLY();
 	PAIR(SOCK_STREAM);
 	err = retry_prepare(_metadata, self->c, self->s, &r);
 	ASSERT_EQ(0, err) TH_LOG("could not starve the writer mid-message: %s", strerror(-err));

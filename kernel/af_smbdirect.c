@@ -699,6 +699,7 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 {
 	struct sock *sk = sock->sk;
 	struct sd_sock *sd = sd_sk(sk);
+	u32 events = READ_ONCE(sd->rw_events);
 	enum sd_state state;
 	__poll_t mask = 0;
 	u8 shutdown;
@@ -706,9 +707,15 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 	sock_poll_wait(file, sock, wait);
 	sd_cm_poll_connect(sd);
 	state = READ_ONCE(sd->state);
-	/* As MSG_ZEROCOPY's notifications: RDMA completions to reap. */
-	if (READ_ONCE(sk->sk_err) || sd_rw_cq_ready(sd))
+	if (READ_ONCE(sk->sk_err))
 		mask |= EPOLLERR;
+	/*
+	 * RDMA completions to reap: EPOLLERR as MSG_ZEROCOPY's notifications,
+	 * or, asked for, EPOLLPRI (as SO_SELECT_ERR_QUEUE adds it for an
+	 * error queue), so that EPOLLERR means the connection's error alone.
+	 */
+	if (sd_rw_cq_ready(sd))
+		mask |= events & SMBDIRECT_RDMA_EVENTS_PRI ? EPOLLPRI : EPOLLERR;
 	if (state == SD_LISTENING) {
 		if (!list_empty_careful(&sd->ready))
 			mask |= EPOLLIN | EPOLLRDNORM;
@@ -725,6 +732,13 @@ static __poll_t sd_poll(struct file *file, struct socket *sock, poll_table *wait
 	if (state == SD_CONNECTED &&
 	    ((shutdown & SEND_SHUTDOWN) || sd_tx_writable(sd)))
 		mask |= EPOLLOUT | EPOLLWRNORM;
+	/*
+	 * A transfer slot, asked for: a plain message needs none, so EPOLLOUT
+	 * does not wait for one; a transfer with its message wants both.
+	 */
+	if (state == SD_CONNECTED && (events & SMBDIRECT_RDMA_EVENTS_WRBAND) &&
+	    ((shutdown & SEND_SHUTDOWN) || sd_rw_slot_free(sd)))
+		mask |= EPOLLWRBAND;
 	return mask;
 }
 
@@ -959,6 +973,16 @@ static int sd_setsockopt(struct socket *sock, int level, int optname,
 		sd_wake(sd);
 		return 0;
 	}
+	if (optname == SMBDIRECT_OPT_RDMA_EVENTS) {
+		if (val & ~(SMBDIRECT_RDMA_EVENTS_PRI | SMBDIRECT_RDMA_EVENTS_WRBAND))
+			return -EINVAL;
+		lock_sock(sk);
+		WRITE_ONCE(sd->rw_events, val);
+		release_sock(sk);
+		/* Pollers see the bits the completions and slots now raise. */
+		sd_wake(sd);
+		return 0;
+	}
 	err = sd_opt_check(optname, val);
 	if (err)
 		return err;
@@ -1085,6 +1109,9 @@ static int sd_getsockopt(struct socket *sock, int level, int optname,
 		err = sd_tcp_opt_get(&sd->tcp_opts, optname, &val);
 	} else if (optname == SMBDIRECT_OPT_RDMA_INFLIGHT) {
 		val = sd->rw_limit;
+		err = 0;
+	} else if (optname == SMBDIRECT_OPT_RDMA_EVENTS) {
+		val = sd->rw_events;
 		err = 0;
 	} else {
 		err = sd_opt_get(&sd->opts, optname, &val);

@@ -508,6 +508,7 @@ static int sd_cm_request(struct sd_sock *lsd, struct rdma_cm_id *id,
 	security_sk_clone(&lsd->sk, &child->sk);
 	child->opts = lsd->opts;
 	child->tcp_opts = lsd->tcp_opts;
+	child->rw_events = READ_ONCE(lsd->rw_events);
 	/* Charged where the listener is: rdma_cm's context is nobody's. */
 	child->memcg = sd_memcg_get(lsd->memcg);
 	sd_inherit_sock(&child->sk, &lsd->sk);

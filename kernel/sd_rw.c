@@ -128,9 +128,9 @@ struct sd_rw_cqe *sd_rw_cqe_alloc(void)
 }
 
 /*
- * Queues a completion for MSG_ERRQUEUE and tells poll (EPOLLERR) and
- * O_ASYNC owners. slot: it holds an SMBDIRECT_OPT_RDMA_INFLIGHT slot
- * until reaped.
+ * Queues a completion for MSG_ERRQUEUE and tells poll (EPOLLERR, or
+ * EPOLLPRI with SMBDIRECT_RDMA_EVENTS_PRI) and O_ASYNC owners. slot: it
+ * holds an SMBDIRECT_OPT_RDMA_INFLIGHT slot until reaped.
  */
 void sd_rw_cqe_post(struct sd_sock *sd, struct sd_rw_cqe *e, u64 cookie,
 		    int status, u64 bytes, bool slot)
@@ -142,13 +142,24 @@ void sd_rw_cqe_post(struct sd_sock *sd, struct sd_rw_cqe *e, u64 cookie,
 	e->slot = slot;
 	list_add_tail(&e->node, &sd->rw_cq);
 	sd_wake(sd);
-	sk_wake_async(&sd->sk, SOCK_WAKE_IO, POLL_ERR);
+	sk_wake_async(&sd->sk, SOCK_WAKE_IO,
+		      READ_ONCE(sd->rw_events) & SMBDIRECT_RDMA_EVENTS_PRI ?
+		      POLL_PRI : POLL_ERR);
 }
 
-/* Completions wait to be reaped: EPOLLERR. */
+/* Completions wait to be reaped: EPOLLERR, or EPOLLPRI. */
 bool sd_rw_cq_ready(struct sd_sock *sd)
 {
 	return !list_empty_careful(&sd->rw_cq);
+}
+
+/*
+ * A transfer would find a slot: EPOLLWRBAND. Whatever frees one (reaping,
+ * an ioctl's transfer ending, a higher SMBDIRECT_OPT_RDMA_INFLIGHT) wakes.
+ */
+bool sd_rw_slot_free(struct sd_sock *sd)
+{
+	return READ_ONCE(sd->rw_inflight) < READ_ONCE(sd->rw_limit);
 }
 
 /*

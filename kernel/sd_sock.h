@@ -343,6 +343,7 @@ struct sd_sock {
 	u32 rw_reads;		/* RDMA READ contexts posted */
 	u32 rw_inflight;	/* transfers taken and not reaped */
 	u32 rw_limit;		/* SMBDIRECT_OPT_RDMA_INFLIGHT; lock_sock() */
+	u32 rw_events;		/* SMBDIRECT_OPT_RDMA_EVENTS; lock_sock() */
 	bool tx_inv_pending;	/* STREAM: token for the next message */
 	u32 tx_inv_token;
 
@@ -581,6 +582,7 @@ int sd_rw_wait_slots(struct sd_sock *sd, u32 nr, long *timeo);
 int sd_rw_submit(struct sd_sock *sd, const struct smbdirect_rdma_args *args, u32 nr);
 bool sd_rw_fenced(struct sd_sock *sd, u64 fence);
 bool sd_rw_cq_ready(struct sd_sock *sd);
+bool sd_rw_slot_free(struct sd_sock *sd);
 int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg);
 void sd_rw_cq_free(struct sd_sock *sd);
 struct sd_rw_cqe *sd_rw_cqe_alloc(void);

@@ -580,19 +580,13 @@ static int sd_send_cmsg(struct msghdr *msg, u32 *token,
 
 /*
  * Transfers before the message: room for both first (the transfers'
- * slots and, with a message, its bytes in SO_SNDBUF), so that nothing is
- * taken when the call cannot go on. Under lock_sock().
+ * slots and, with a message, every byte of the call in SO_SNDBUF), so that
+ * nothing is taken when the call cannot go on. Under lock_sock().
  */
-static int sd_send_rdma(struct sd_sock *sd, const struct smbdirect_rdma_args *args,
-			u32 nr, size_t len, long *timeo)
+static int sd_send_rdma_wait(struct sd_sock *sd, u32 nr, u32 need, long *timeo)
 {
-	u32 need = 0;
 	int err;
 
-	if (len)
-		need = sd->type == SOCK_SEQPACKET ? len : 1;
-	if (sd->type == SOCK_SEQPACKET && len > sd->params.max_fragmented_send_size)
-		return -EMSGSIZE;
 	for (;;) {
 		err = sd_rw_wait_slots(sd, nr, timeo);
 		if (!err && need)
@@ -602,9 +596,121 @@ static int sd_send_rdma(struct sd_sock *sd, const struct smbdirect_rdma_args *ar
 		if (sd->state != SD_CONNECTED)
 			return sd->sk.sk_err ? sd_sock_error(&sd->sk) : -EPIPE;
 		if (sd->rw_inflight + nr <= sd->rw_limit)
-			break;
+			return 0;
 	}
-	return sd_rw_submit(sd, args, nr);
+}
+
+/*
+ * STREAM: the length prefix this call starts or finishes, checked without
+ * taking it, so that a prefix the stream refuses (EINVAL, EMSGSIZE) or
+ * cannot read (EFAULT) fails the call before its transfers are taken.
+ */
+static int sd_stream_check_prefix(struct sd_sock *sd, struct msghdr *msg)
+{
+	struct sd_core_stream_parser p = sd->tx_parser;
+	struct sd_core_stream_chunk chunk;
+	u8 buf[SD_CORE_STREAM_PREFIX_SIZE];
+	struct iov_iter it = msg->msg_iter;
+	u32 n = SD_CORE_STREAM_PREFIX_SIZE - p.prefix_have;
+	int rc;
+
+	if (sd->tx_fill || sd->tx_fill_len)
+		return 0;	/* within a message's payload */
+	n = min_t(size_t, n, iov_iter_count(&it));
+	if (!copy_from_iter_full(buf, n, &it))
+		return -EFAULT;
+	rc = sd_core_stream_parse(&p, buf, n, &chunk);
+	if (rc)
+		return rc == SD_CORE_E_MESSAGE_TOO_LONG ? -EMSGSIZE : -EINVAL;
+	return 0;
+}
+
+/* STREAM: whether a token may go with the message (sd_stream_set_inv()). */
+static bool sd_stream_inv_ok(struct sd_sock *sd)
+{
+	struct sd_msg *m = sd->tx_fill;
+	bool ok;
+
+	if (sd->tx_inv_pending)
+		return false;
+	if (!m || !sd_msg_last(m))
+		return true;
+	spin_lock_bh(&sd->lock);
+	ok = !m->inv;
+	spin_unlock_bh(&sd->lock);
+	return ok;
+}
+
+static int sd_stream_set_inv(struct sd_sock *sd, u32 token);
+
+/*
+ * A call with transfers takes them exactly once or not at all: io_uring
+ * issues a sendmsg again after EAGAIN, and SA_RESTART restarts one that
+ * returned ERESTARTSYS, each time with the same transfers. So everything
+ * the call needs is waited for (or refused) before the transfers are
+ * taken: their slots; room for every byte of the message (STREAM: the
+ * call's bytes and one PDU's worth more, which the first piece may need
+ * beyond them; or an empty queue, where a piece always goes); a
+ * SEQPACKET message copied in; a STREAM prefix and token checked. Once
+ * they are taken the call returns what it took of the message, maybe
+ * nothing (STREAM: a fault in the payload, the connection ended), and
+ * never an error. Under lock_sock(), as the STREAM writer.
+ */
+static int sd_send_rdma(struct sd_sock *sd, struct msghdr *msg,
+			const struct smbdirect_rdma_args *args, u32 nr, size_t len,
+			long *timeo, const u32 *inv)
+{
+	struct sd_msg *m = NULL;
+	u32 need = 0;
+	int err;
+
+	if (len && sd->type == SOCK_SEQPACKET) {
+		if (len > sd->params.max_fragmented_send_size)
+			return -EMSGSIZE;
+		need = len;
+	} else if (len) {
+		if (inv && !sd_stream_inv_ok(sd))
+			return -EINVAL;
+		err = sd_stream_check_prefix(sd, msg);
+		if (err)
+			return err;
+		need = min_t(size_t, len + max_t(u32, sd->params.max_send_size, 1),
+			     INT_MAX);
+	}
+	err = sd_send_rdma_wait(sd, nr, need, timeo);
+	if (err)
+		return err;
+	if (len && sd->type == SOCK_SEQPACKET) {
+		m = sd_msg_alloc(sd, len);
+		if (!m)
+			return -ENOBUFS;
+		if (!copy_from_iter_full(m->data, len, &msg->msg_iter)) {
+			sd_msg_free(m);
+			return -EFAULT;
+		}
+		m->filled = len;
+		if (inv) {
+			m->inv = true;
+			m->inv_token = *inv;
+		}
+	}
+	err = sd_rw_submit(sd, args, nr);
+	if (err) {
+		if (m)
+			sd_msg_free(m);
+		return err;
+	}
+	/* Taken: from here on no error, what the message took. */
+	if (!len)
+		return 0;
+	if (m) {
+		sd_tx_queue(sd, m);
+		return len;
+	}
+	if (inv)
+		WARN_ON_ONCE(sd_stream_set_inv(sd, *inv));
+	err = sd_send_stream(sd, msg, len, timeo);
+	return max(err, 0);
 }
 
 /*
@@ -723,10 +829,9 @@ int sd_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out;
 	}
 	if (nr_args) {
-		err = sd_send_rdma(sd, args, nr_args, len, &timeo);
-		/* Transfers alone: a zero-length send that sends nothing. */
-		if (err || !len)
-			goto out;
+		err = sd_send_rdma(sd, msg, args, nr_args, len, &timeo,
+				   inv ? &token : NULL);
+		goto out;
 	}
 	if (sd->type == SOCK_SEQPACKET) {
 		err = sd_send_seqpacket(sd, msg, len, &timeo, inv ? &token : NULL);

@@ -8,6 +8,7 @@
  * pages must be back to their value after each case.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <liburing.h>
@@ -968,6 +969,485 @@ TEST_F_TIMEOUT(async, io_uring_submit_and_reap, 60)
 	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
 	munmap(ra, len);
 	munmap(rb, len);
+}
+
+/*
+ * Issue 46 (1): an event loop tells completions from a failed connection
+ * without a race. With SMBDIRECT_RDMA_EVENTS_PRI completions raise
+ * EPOLLPRI and EPOLLERR is the connection's error alone, so the loop
+ * below (Samba's smbd: reap on the completion bit, end the connection on
+ * POLLERR/POLLHUP) never ends a healthy one however the completions fall.
+ * RACE_SLOTS transfers stay in flight for RACE_ROUNDS completions. With
+ * SD_RACE_LEGACY=1 in the environment the loop runs as smbd did before
+ * the option: completions raise POLLERR, it reaps and then asks poll(0)
+ * whether the error is real; a completion landing in between counts as a
+ * false disconnect (and fails the case), which shows the race. After each
+ * reap both spend RACE_WORK_NS on the completions, as a server does.
+ */
+/*
+ * What the cases of issue 46 below check does not depend on the IP
+ * version: the costly ones run on rxe4 and siw4_inet, RoCE and iWARP, both
+ * entry points.
+ */
+#define IPV4_ONLY() do {						\
+	if (variant->t.af != AF_INET)					\
+		SKIP(return, "IPv4 variants only: nothing here depends on the IP version"); \
+} while (0)
+
+#define RACE_SLOTS 16
+#define RACE_ROUNDS 2000
+#define RACE_MS 30000
+#define RACE_WORK_NS 200000
+
+/* What a server does with what it reaped (smbd: answers, pwrite()s). */
+static void race_work(void)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < RACE_WORK_NS);
+}
+
+static int race_reap(int fd, __u64 *done, unsigned int *inflight)
+{
+	struct smbdirect_rdma_completion c[32];
+	int n, i, total = 0;
+
+	for (;;) {
+		n = reap(fd, c, 32, NULL);
+		if (n == -EAGAIN)
+			return total;
+		if (n < 0)
+			return n;
+		for (i = 0; i < n; i++) {
+			if (c[i].status)
+				return -EIO;
+			(*done)++;
+			(*inflight)--;
+		}
+		total += n;
+	}
+}
+
+TEST_F_TIMEOUT(async, completions_never_look_like_errors, 120)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD], sl[RACE_SLOTS][MAXD];
+	unsigned int inflight = 0, nsl[RACE_SLOTS], false_err = 0, i;
+	int legacy = getenv("SD_RACE_LEGACY") && atoi(getenv("SD_RACE_LEGACY"));
+	struct smbdirect_rdma_args a;
+	struct iovec iov[RACE_SLOTS];
+	const size_t one = 512;
+	unsigned char *ra, *rb;
+	__u64 cookie = 0, done = 0, id;
+	long nd, end;
+	int v, r;
+
+	IPV4_ONLY();
+	PAIR(SOCK_SEQPACKET);
+	ra = map_bytes(64 * KIB);
+	rb = map_bytes(64 * KIB);
+	ASSERT_TRUE(ra && rb);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, 64 * KIB, d, &id);
+	ASSERT_LT(0, nd);
+	if (!legacy) {
+		ASSERT_EQ(0, sd_getopt(self->s, SMBDIRECT_OPT_RDMA_EVENTS, &v));
+		EXPECT_EQ(0, v) TH_LOG("default: completions raise EPOLLERR");
+		EXPECT_EQ(-EINVAL, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_EVENTS, 0x4));
+		ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_EVENTS,
+				       SMBDIRECT_RDMA_EVENTS_PRI | SMBDIRECT_RDMA_EVENTS_WRBAND));
+		ASSERT_EQ(0, sd_getopt(self->s, SMBDIRECT_OPT_RDMA_EVENTS, &v));
+		EXPECT_EQ(SMBDIRECT_RDMA_EVENTS_PRI | SMBDIRECT_RDMA_EVENTS_WRBAND, v);
+	}
+	ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, RACE_SLOTS));
+	for (i = 0; i < RACE_SLOTS; i++) {
+		iov[i] = (struct iovec){ rb + i * one, one };
+		nsl[i] = slice(d, nd, i * one, one, sl[i]);
+	}
+	end = sd_now_ms() + RACE_MS;
+	while (done < RACE_ROUNDS && sd_now_ms() < end) {
+		struct pollfd p = { .fd = self->s, .events = POLLIN | POLLPRI };
+
+		/* Every free slot gets a transfer: completions keep coming. */
+		while (inflight < RACE_SLOTS) {
+			i = cookie % RACE_SLOTS;
+			prep(&a, cookie, SMBDIRECT_RDMA_WRITE, &iov[i], sl[i], nsl[i]);
+			r = submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, MSG_DONTWAIT);
+			if (r == -EAGAIN)
+				break;
+			ASSERT_EQ(0, r) TH_LOG("submit: %s", strerror(-r));
+			cookie++;
+			inflight++;
+		}
+		r = poll(&p, 1, 5000);
+		ASSERT_LE(0, r);
+		ASSERT_LT(0, r) TH_LOG("no event with %u transfers in flight", inflight);
+		EXPECT_FALSE(p.revents & POLLIN) TH_LOG("the peer sent nothing");
+		if (legacy) {
+			if (!(p.revents & (POLLERR | POLLHUP)))
+				continue;
+			r = race_reap(self->s, &done, &inflight);
+			ASSERT_LE(0, r);
+			race_work();
+			/* smbd's check: is the error still there after reaping? */
+			if (sd_poll(self->s, 0, 0) & (POLLERR | POLLHUP))
+				false_err++;
+			continue;
+		}
+		if (p.revents & (POLLERR | POLLHUP)) {
+			false_err++;
+			break;
+		}
+		if (p.revents & POLLPRI) {
+			ASSERT_LE(0, race_reap(self->s, &done, &inflight));
+			race_work();
+		}
+	}
+	EXPECT_EQ(0U, false_err) TH_LOG("%u false disconnects in %llu completions%s", false_err,
+					 (unsigned long long)done, legacy ? " (legacy POLLERR)" : "");
+	EXPECT_LE((__u64)RACE_ROUNDS, done) TH_LOG("only %llu completions in %d ms",
+					    (unsigned long long)done, RACE_MS);
+	r = 0;
+	{
+		socklen_t len = sizeof(r);
+
+		EXPECT_EQ(0, getsockopt(self->s, SOL_SOCKET, SO_ERROR, &r, &len));
+		EXPECT_EQ(0, r) TH_LOG("SO_ERROR: %s", strerror(r));
+	}
+	/* Drain what is left; the connection is still healthy. */
+	end = sd_now_ms() + SD_STEP_MS;
+	while (inflight && sd_now_ms() < end) {
+		sd_poll(self->s, POLLPRI, 1000);
+		ASSERT_LE(0, race_reap(self->s, &done, &inflight));
+	}
+	EXPECT_EQ(0U, inflight);
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, 64 * KIB);
+	munmap(rb, 64 * KIB);
+}
+
+/*
+ * Issue 46 (2): readiness for a transfer slot. With
+ * SMBDIRECT_RDMA_EVENTS_WRBAND, EPOLLWRBAND is set while a slot is free
+ * and comes back (waking a poller) when reaping frees one; EPOLLOUT does
+ * not wait for a slot (a plain message needs none). An event loop that
+ * submits only on EPOLLWRBAND never meets EAGAIN and never spins.
+ */
+struct slot_waiter {
+	pthread_t thread;
+	int fd;
+	int reaped;		/* main: a completion was reaped */
+	int revents;		/* what the waiter's poll returned */
+	int early;		/* it returned before the reap */
+};
+
+static void *slot_wait(void *arg)
+{
+	struct slot_waiter *w = arg;
+	struct pollfd p = { .fd = w->fd, .events = POLLWRBAND };
+	int r = poll(&p, 1, SD_STEP_MS);
+
+	w->early = !__atomic_load_n(&w->reaped, __ATOMIC_SEQ_CST);
+	w->revents = r > 0 ? p.revents : r;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(async, wrband_waits_for_a_slot, 90)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[4];
+	struct slot_waiter w = { 0 };
+	unsigned int inflight = 0, eagain = 0, idle = 0;
+	struct smbdirect_rdma_args a[2];
+	unsigned char *ra, *rb, m[64];
+	__u64 done = 0, cookie = 0, id;
+	struct iovec iov;
+	long nd, end;
+	int r;
+
+	PAIR(SOCK_SEQPACKET);
+	ra = map_bytes(64 * KIB);
+	rb = map_bytes(64 * KIB);
+	ASSERT_TRUE(ra && rb);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, 64 * KIB, d, &id);
+	ASSERT_LT(0, nd);
+	ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_INFLIGHT, 2));
+	/* Not asked for: no EPOLLWRBAND, as before. */
+	EXPECT_EQ(POLLOUT, sd_poll(self->s, POLLOUT | POLLWRBAND, 0));
+	ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_EVENTS,
+			       SMBDIRECT_RDMA_EVENTS_PRI | SMBDIRECT_RDMA_EVENTS_WRBAND));
+	EXPECT_EQ(POLLOUT | POLLWRBAND, sd_poll(self->s, POLLOUT | POLLWRBAND, 0));
+
+	iov = (struct iovec){ rb, 4096 };
+	d[0].length = htole32(4096);
+	prep(&a[0], 1, SMBDIRECT_RDMA_WRITE, &iov, d, 1);
+	prep(&a[1], 2, SMBDIRECT_RDMA_WRITE, &iov, d, 1);
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, a, 2, NULL, 0, NULL, MSG_DONTWAIT));
+	/* Both slots held: no EPOLLWRBAND, but a message still goes. */
+	EXPECT_EQ(POLLOUT, sd_poll(self->s, POLLOUT | POLLWRBAND, 0));
+	memset(m, 7, sizeof(m));
+	EXPECT_EQ(0, sd_msg_send(self->s, SOCK_SEQPACKET, m, sizeof(m)));
+	EXPECT_EQ((long)sizeof(m), sd_msg_recv(self->c, SOCK_SEQPACKET, m, sizeof(m)));
+	/* Completed, not reaped: EPOLLPRI, never EPOLLERR; the slots stay. */
+	EXPECT_EQ(POLLPRI, sd_poll(self->s, POLLPRI | POLLWRBAND, SD_STEP_MS));
+	sd_sleep_ms(100);
+	EXPECT_EQ(POLLPRI, sd_poll(self->s, POLLPRI | POLLWRBAND, 0));
+
+	/* A poller waiting for a slot is woken by the reap that frees one. */
+	w.fd = self->s;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, slot_wait, &w));
+	sd_sleep_ms(300);
+	__atomic_store_n(&w.reaped, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(1, reap(self->s, c, 1, NULL));
+	pthread_join(w.thread, NULL);
+	EXPECT_FALSE(w.early) TH_LOG("woken before a slot was free");
+	EXPECT_EQ(POLLWRBAND, w.revents);
+	ASSERT_EQ(1, reap(self->s, c + 1, 1, NULL));
+	EXPECT_TRUE(cookies_once(c, 2, 1));
+
+	/*
+	 * The event loop: submit while EPOLLWRBAND says a slot is free, reap
+	 * on EPOLLPRI, sleep in poll otherwise. Every submission it makes
+	 * goes (no EAGAIN), and every poll return has something to do.
+	 */
+	end = sd_now_ms() + SD_STEP_MS;
+	while (done < 200 && sd_now_ms() < end) {
+		struct pollfd p = { .fd = self->s, .events = POLLPRI };
+
+		if (cookie < 200)
+			p.events |= POLLWRBAND;
+		r = poll(&p, 1, 5000);
+		ASSERT_LT(0, r);
+		ASSERT_FALSE(p.revents & (POLLERR | POLLHUP));
+		if (!(p.revents & (POLLPRI | POLLWRBAND)))
+			idle++;
+		if (p.revents & POLLWRBAND) {
+			prep(&a[0], 100 + cookie, SMBDIRECT_RDMA_WRITE, &iov, d, 1);
+			r = submit(self->s, SOCK_SEQPACKET, a, 1, NULL, 0, NULL, MSG_DONTWAIT);
+			if (r == -EAGAIN)
+				eagain++;
+			else
+				ASSERT_EQ(0, r);
+			if (!r) {
+				cookie++;
+				inflight++;
+			}
+		}
+		if (p.revents & POLLPRI)
+			ASSERT_LE(0, race_reap(self->s, &done, &inflight));
+	}
+	EXPECT_EQ(200ULL, done);
+	EXPECT_EQ(0U, eagain) TH_LOG("EPOLLWRBAND without a slot");
+	EXPECT_EQ(0U, idle) TH_LOG("woken with nothing to do");
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, 64 * KIB);
+	munmap(rb, 64 * KIB);
+}
+
+/*
+ * Issue 46 (3): a SOCK_STREAM sendmsg with transfers that cannot take its
+ * message takes nothing, so that a retry (io_uring's after EAGAIN,
+ * SA_RESTART's after a signal) runs each transfer once. The writer is
+ * in the middle of a message the reader does not read (credits gone,
+ * SO_SNDBUF full); SO_SNDBUF is then set to leave room for less than one
+ * PDU's worth, which the next piece of the message needs.
+ */
+#define RETRY_MSG (1024 * KIB)
+#define RETRY_PART 8192
+
+struct retry_setup {
+	unsigned char *msg, *ra, *rb;
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	long nd;
+	__u64 id;
+	size_t off;		/* of the message's 4 + RETRY_MSG bytes, sent */
+	int queued;		/* B's tx_queued, starved */
+};
+
+static int retry_prepare(struct __test_metadata *_metadata, int a, int b,
+			 struct retry_setup *r)
+{
+	int rcv = 4096, snd = 16384, val;
+	struct smbdirect_info info;
+	unsigned char first[16384];
+	long end;
+	ssize_t n;
+
+	r->msg = map_bytes(4 + RETRY_MSG);
+	r->ra = map_bytes(64 * KIB);
+	r->rb = map_bytes(64 * KIB);
+	if (!r->msg || !r->ra || !r->rb)
+		return -ENOMEM;
+	r->nd = offer(_metadata, a, b, SOCK_STREAM, SMBDIRECT_ACCESS_PEER_WRITE,
+		      r->ra, 64 * KIB, r->d, &r->id);
+	if (r->nd <= 0)
+		return -EIO;
+	if (setsockopt(a, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)) ||
+	    setsockopt(b, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(snd)))
+		return -errno;
+	/* A whole message the reader leaves unread: it holds back its buffers. */
+	memset(first, 1, sizeof(first));
+	if (sd_stream_send(b, first, sizeof(first)))
+		return -EIO;
+	*(__u32 *)r->msg = htonl(RETRY_MSG);
+	sd_fill(r->msg + 4, RETRY_MSG, 3);
+	end = sd_now_ms() + SD_STEP_MS;
+	while (sd_now_ms() < end) {
+		n = send(b, r->msg + r->off, 4 + RETRY_MSG - r->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			r->off += n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN)
+			return -errno;
+		if (sd_starved(b, a))
+			break;
+		sd_poll(b, POLLOUT, 100);
+	}
+	if (!sd_starved(b, a) || r->off <= 4 || r->off >= 4 + RETRY_MSG - RETRY_PART)
+		return -EPROTO;
+	if (sd_info(b, &info))
+		return -EIO;
+	r->queued = info.tx_queued;
+	/* SO_SNDBUF doubles the value: room for about 200 bytes. */
+	val = (r->queued + 200) / 2;
+	if (setsockopt(b, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val)))
+		return -errno;
+	return 0;
+}
+
+static void retry_cleanup(struct retry_setup *r)
+{
+	if (r->msg)
+		munmap(r->msg, 4 + RETRY_MSG);
+	if (r->ra)
+		munmap(r->ra, 64 * KIB);
+	if (r->rb)
+		munmap(r->rb, 64 * KIB);
+}
+
+/* The message's next RETRY_PART bytes with one transfer (cookie). */
+static long retry_send(int fd, struct retry_setup *r, __u64 cookie, int flags)
+{
+	static char ctl[CMSG_SPACE(sizeof(struct smbdirect_rdma_args))]
+		__attribute__((aligned(8)));
+	struct iovec iov = { r->msg + r->off, RETRY_PART }, local = { r->rb, 4096 };
+	struct smbdirect_rdma_args a;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	r->d[0].length = htole32(4096);
+	prep(&a, cookie, SMBDIRECT_RDMA_WRITE, &local, r->d, 1);
+	mh.msg_control = ctl;
+	mh.msg_controllen = build_ctl(ctl, sizeof(ctl), &a, 1, NULL);
+	n = sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * Completions of cookie reaped within ms; once one came, 300 ms more for
+ * a second (a transfer that ran twice completes twice at about once).
+ */
+static int count_cookie(int fd, __u64 cookie, int ms)
+{
+	struct smbdirect_rdma_completion c[8];
+	long end = sd_now_ms() + ms;
+	int n, i, seen = 0;
+
+	while (sd_now_ms() < end) {
+		sd_poll(fd, 0, 50);
+		n = reap(fd, c, 8, NULL);
+		for (i = 0; i < n; i++) {
+			if (c[i].cookie == cookie && !seen++ && end > sd_now_ms() + 300)
+				end = sd_now_ms() + 300;
+		}
+	}
+	return seen;
+}
+
+/*
+ * What the cases of issue 46 check does not depend on the IP version: they
+ * run on rxe4 and siw4_inet, RoCE and iWARP, both entry points.
+ */
+
+TEST_F_TIMEOUT(async, stream_eagain_takes_no_transfer, 90)
+{
+	struct retry_setup r = { 0 };
+	int val, err;
+	long n;
+
+	IPV4_ONLY();
+	PAIR(SOCK_STREAM);
+	err = retry_prepare(_metadata, self->c, self->s, &r);
+	ASSERT_EQ(0, err) TH_LOG("could not starve the writer mid-message: %s", strerror(-err));
+	/* Room for less than the next piece: EAGAIN, and nothing taken. */
+	n = retry_send(self->s, &r, 77, MSG_DONTWAIT);
+	EXPECT_EQ(-EAGAIN, n);
+	EXPECT_EQ(0, count_cookie(self->s, 77, 300)) TH_LOG("EAGAIN, but the transfer ran");
+	EXPECT_EQ(0, sd_poll(self->s, POLLOUT, 0)) TH_LOG("POLLOUT without room for the message");
+	/* Room: what io_uring would do next, the same call again. */
+	val = (r.queued + 16384) / 2;
+	ASSERT_EQ(0, setsockopt(self->s, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val)));
+	EXPECT_EQ(POLLOUT, sd_poll(self->s, POLLOUT, 0));
+	n = retry_send(self->s, &r, 77, MSG_DONTWAIT);
+	EXPECT_EQ(RETRY_PART, n);
+	EXPECT_EQ(1, count_cookie(self->s, 77, 1000)) TH_LOG("the transfer ran other than once");
+	EXPECT_EQ(0, sd_deregister(self->c, r.id, NULL));
+	retry_cleanup(&r);
+}
+
+struct sndbuf_raiser {
+	pthread_t thread;
+	int fd, val;
+};
+
+static void *raise_sndbuf(void *arg)
+{
+	struct sndbuf_raiser *w = arg;
+
+	sd_sleep_ms(1000);
+	setsockopt(w->fd, SOL_SOCKET, SO_SNDBUF, &w->val, sizeof(w->val));
+	return NULL;
+}
+
+static void on_restart_alarm(int sig)
+{
+}
+
+/*
+ * The same wait in a blocking call, interrupted by a signal whose handler
+ * has SA_RESTART: the call restarts and, once SO_SNDBUF has room (another
+ * thread raises it), takes the transfer once.
+ */
+TEST_F_TIMEOUT(async, stream_restart_takes_transfer_once, 90)
+{
+	struct sigaction sa = { .sa_handler = on_restart_alarm, .sa_flags = SA_RESTART };
+	struct sndbuf_raiser w = { 0 };
+	struct retry_setup r = { 0 };
+	int err;
+	long n;
+
+	IPV4_ONLY();
+	PAIR(SOCK_STREAM);
+	err = retry_prepare(_metadata, self->c, self->s, &r);
+	ASSERT_EQ(0, err) TH_LOG("could not starve the writer mid-message: %s", strerror(-err));
+	/* Blocking without SO_SNDTIMEO: a signal restarts the call. */
+	sd_set_timeouts(self->s, 0);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	w.fd = self->s;
+	w.val = (r.queued + 16384) / 2;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, raise_sndbuf, &w));
+	ualarm(300000, 0);
+	n = retry_send(self->s, &r, 78, 0);
+	pthread_join(w.thread, NULL);
+	signal(SIGALRM, SIG_DFL);
+	EXPECT_EQ(RETRY_PART, n) TH_LOG("%s", n < 0 ? strerror(-n) : "short");
+	EXPECT_EQ(1, count_cookie(self->s, 78, 1000)) TH_LOG("the transfer ran other than once");
+	EXPECT_EQ(0, sd_deregister(self->c, r.id, NULL));
+	retry_cleanup(&r);
 }
 
 TEST_HARNESS_MAIN

@@ -160,6 +160,26 @@
  */
 #define SMBDIRECT_OPT_RDMA_INFLIGHT		8
 #define SMBDIRECT_RDMA_INFLIGHT_MAX		1024
+/*
+ * What poll tells of the asynchronous RDMA offload: flags, 0 by default,
+ * settable in every state, inherited by accepted sockets; an unknown flag
+ * is EINVAL.
+ *   SMBDIRECT_RDMA_EVENTS_PRI     completions waiting raise EPOLLPRI
+ *                                 (SIGIO with POLL_PRI) instead of
+ *                                 EPOLLERR; EPOLLERR then means SO_ERROR
+ *                                 alone, so a completion never looks like
+ *                                 a failed connection
+ *   SMBDIRECT_RDMA_EVENTS_WRBAND  EPOLLWRBAND while a transfer slot is
+ *                                 free (fewer than SMBDIRECT_OPT_RDMA_INFLIGHT
+ *                                 transfers held) on a connected socket;
+ *                                 reaping a completion frees a slot and
+ *                                 wakes. EPOLLOUT keeps its meaning, room
+ *                                 for a message (which needs no slot)
+ * Without flags completions raise EPOLLERR, as MSG_ZEROCOPY's do.
+ */
+#define SMBDIRECT_OPT_RDMA_EVENTS		9
+#define SMBDIRECT_RDMA_EVENTS_PRI		0x1
+#define SMBDIRECT_RDMA_EVENTS_WRBAND		0x2
 
 /*
  * getsockopt(SOL_SMBDIRECT, SMBDIRECT_OPT_INFO, &info, &len): the
@@ -463,17 +483,23 @@ struct smbdirect_rdma {
  * (cmsg_len exactly CMSG_LEN(sizeof(struct smbdirect_rdma_args))), at most
  * SMBDIRECT_RDMA_CMSG_MAX per call, optionally with message bytes and
  * SMBDIRECT_CMSG_SEND_INVALIDATE. The transfers are taken in cmsg order,
- * all or none, once they and the message have room (SOCK_SEQPACKET: the
- * whole message in SO_SNDBUF, SOCK_STREAM: some of it), then the message
- * as by send(); the call returns what send() would for the message (0
- * without one: a zero-length send is allowed when it carries transfers).
- * Should the message then fail (EFAULT, EINVAL for STREAM framing), the
- * transfers stay taken. Argument errors are those of RDMA_READV/WRITEV,
- * plus:
+ * all or none, once they and the whole message have room (the slots,
+ * and every byte of the call in SO_SNDBUF, which an empty queue always
+ * offers), then the message as by send(). A call takes its transfers
+ * exactly once or not at all: every error, EAGAIN, EINTR and a restart
+ * (ERESTARTSYS under SA_RESTART, io_uring's retry) come before anything
+ * is taken; once the transfers are taken the call returns the message
+ * bytes it took (0 without a message: a zero-length send is allowed when
+ * it carries transfers), possibly fewer than asked or none (SOCK_STREAM:
+ * a fault in the message's bytes, the connection's end; the next call
+ * reports that error), and the rest of the message goes as by send().
+ * Argument errors are those of RDMA_READV/WRITEV, plus:
  *   EAGAIN     MSG_DONTWAIT or O_NONBLOCK, and the socket holds
  *              SMBDIRECT_OPT_RDMA_INFLIGHT transfers (a blocking call
  *              waits for reaping, within SO_SNDTIMEO), or the message has
- *              no room in SO_SNDBUF: nothing was taken
+ *              no room in SO_SNDBUF: nothing was taken. POLLOUT comes
+ *              back with room for the message, EPOLLWRBAND
+ *              (SMBDIRECT_RDMA_EVENTS_WRBAND) with a slot
  *   ENOMEM     the pages would exceed RLIMIT_MEMLOCK (as for REGISTER)
  *   EBADF      SMBDIRECT_RDMA_F_FILE with an fd not open for reading
  *   EINVAL     more transfers in one call than SMBDIRECT_OPT_RDMA_INFLIGHT,
@@ -512,7 +538,8 @@ struct smbdirect_rdma {
  * connection ended before any of it was posted) and the bytes moved.
  * Completions queue on the socket's error queue, as MSG_ZEROCOPY's do:
  * poll reports EPOLLERR while one is waiting (epoll reports EPOLLERR
- * whatever was asked for), and recvmsg(MSG_ERRQUEUE), which never blocks,
+ * whatever was asked for), or EPOLLPRI with SMBDIRECT_RDMA_EVENTS_PRI
+ * (SMBDIRECT_OPT_RDMA_EVENTS), and recvmsg(MSG_ERRQUEUE), which never blocks,
  * returns 0 with one control message SMBDIRECT_CMSG_RDMA_COMPLETION
  * holding as many struct smbdirect_rdma_completion as fit in msg_control
  * (MSG_CTRUNC if more wait), or EAGAIN when none waits. io_uring's

@@ -750,3 +750,23 @@ TEST(RdmaAsyncDeregister, CallChecks)
 }
 
 } // namespace
+
+// smbdirect_rdma_completion_fd(): the option's errors pass through, and
+// nothing is left open when it fails.
+TEST(RdmaAsyncCompletionFd, ErrorsPassThrough)
+{
+	EXPECT_EQ(smbdirect_rdma_completion_fd(-1), -EBADF);
+	int sv[2];
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	int before = dup(0);
+	ASSERT_GE(before, 0);
+	close(before);
+	// SOL_SMBDIRECT is not AF_UNIX's level.
+	int r = smbdirect_rdma_completion_fd(sv[0]);
+	EXPECT_TRUE(r == -ENOPROTOOPT || r == -EOPNOTSUPP) << r;
+	int after = dup(0);
+	EXPECT_EQ(after, before) << "a descriptor leaked";
+	close(after);
+	close(sv[0]);
+	close(sv[1]);
+}

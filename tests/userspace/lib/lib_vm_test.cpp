@@ -1688,10 +1688,19 @@ Verdict case_cpp_async(const Target &t)
 	auto lim = q.limit();
 	REQUIRE(lim && *lim == 64, "SMBDIRECT_OPT_RDMA_INFLIGHT: %s",
 		lim ? std::to_string(*lim).c_str() : lim.error().message().c_str());
+	// Completions on POLLPRI, slots on POLLWRBAND (SMBDIRECT_OPT_RDMA_EVENTS).
+	REQUIRE(q.use_events(), "use_events");
+	auto ev = q.events();
+	REQUIRE(ev && *ev == (SMBDIRECT_RDMA_EVENTS_PRI | SMBDIRECT_RDMA_EVENTS_WRBAND), "events");
+	REQUIRE(q.set_limit(2), "set_limit");
+	auto slot = q.wait_slot(0);
+	REQUIRE(slot && *slot, "no free slot before any transfer");
 	const char reply[] = "\0\0\0\4done";
 	auto sent = q.submit_with_message(tr, std::as_bytes(std::span(reply, 8)), sd::token(d[0]));
 	REQUIRE(sent && *sent == 8, "submit_with_message: %s",
 		sent ? "short" : sent.error().message().c_str());
+	slot = q.wait_slot(0);
+	REQUIRE(slot && !*slot, "a free slot with both held");
 	char buf[16];
 	REQUIRE(recv_msg(c, buf, sizeof(buf)) == 4, "reply");
 	REQUIRE(check_fill(a.data, a.size, 17) < 0, "data not there with the reply");
@@ -1705,6 +1714,8 @@ Verdict case_cpp_async(const Target &t)
 	}
 	REQUIRE(total == 2 && w1.calls == 1 && w2.calls == 1, "dispatched %zu: %d, %d", total,
 		w1.calls, w2.calls);
+	slot = q.wait_slot(step_ms);
+	REQUIRE(slot && *slot, "no free slot once reaped");
 	REQUIRE(sd::outcome(w1.got).value_or(0) == half && sd::outcome(w2.got).value_or(0) == half,
 		"bytes %" PRIu64 " %" PRIu64, static_cast<uint64_t>(w1.got.bytes),
 		static_cast<uint64_t>(w2.got.bytes));

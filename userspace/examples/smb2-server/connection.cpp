@@ -91,6 +91,15 @@ Connection::Connection(int fd, const Share &share, const ServerConfig &config, s
 	p.size = sizeof(p);
 	if (smbdirect_connection_get_parameters(fd_, &p) == 0)
 		transport_ = p;
+	/*
+	 * Completions on POLLPRI, POLLERR for the connection alone, slots on
+	 * POLLWRBAND. A module without the option gets no RDMA channel: this
+	 * server could not tell a completion from a failure without a race.
+	 */
+	if (transport_ &&
+	    smbdirect_set_option(fd_, SMBDIRECT_OPT_RDMA_EVENTS,
+				 SMBDIRECT_RDMA_EVENTS_PRI | SMBDIRECT_RDMA_EVENTS_WRBAND) < 0)
+		transport_.reset();
 	(void)ntlm::random_bytes(server_guid_);
 }
 
@@ -122,29 +131,22 @@ std::error_code Connection::serve()
 		    smbdirect_transport_name(transport_->transport), transport_->max_read_write_size,
 		    transport_->initiator_depth, transport_->max_fragmented_receive_size);
 	/*
-	 * One loop for requests (POLLIN) and RDMA completions (POLLERR, which
-	 * poll reports whatever was asked for): the server never waits for a
-	 * transfer while a request could be served.
+	 * One loop for requests (POLLIN) and RDMA completions (POLLPRI): the
+	 * server never waits for a transfer while a request could be served.
+	 * POLLERR and POLLHUP are the connection's end, which reading reports.
 	 */
 	for (;;) {
-		pollfd p = { fd_, POLLIN, 0 };
+		pollfd p = { fd_, static_cast<short>(POLLIN | (transport_ ? POLLPRI : 0)), 0 };
 		if (::poll(&p, 1, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return { errno, std::system_category() };
 		}
-		unsigned reaped = 0;
-		if ((p.revents & POLLERR) && transport_) {
-			if (auto ec = reap(&reaped))
+		if ((p.revents & POLLPRI) && transport_) {
+			if (auto ec = reap())
 				return ec;
 		}
 		if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		/*
-		 * Only completions: back to poll. A POLLERR without any is the
-		 * connection's error, which reading reports.
-		 */
-		if (!(p.revents & (POLLIN | POLLHUP)) && reaped)
 			continue;
 		auto m = read_message(fd_, max_message_size);
 		if (!m) {
@@ -452,12 +454,31 @@ std::error_code Connection::submit(const smbdirect_rdma_args *args, unsigned cou
 		if (rc != -EAGAIN)
 			return errno_code(rc);
 		/* The socket's in-flight limit: our own completions make room. */
-		pollfd p = { fd_, 0, 0 };
-		if (::poll(&p, 1, 1000) < 0 && errno != EINTR)
-			return { errno, std::system_category() };
-		if (auto ec = reap())
+		if (auto ec = wait_room(false))
 			return ec;
 	}
+}
+
+std::error_code Connection::wait_room(bool message)
+{
+	short want = static_cast<short>(POLLWRBAND | (message ? POLLOUT : 0));
+	while (want) {
+		pollfd p = { fd_, static_cast<short>(want | POLLPRI), 0 };
+		if (::poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return { errno, std::system_category() };
+		}
+		if (p.revents & POLLPRI) {
+			if (auto ec = reap())
+				return ec;
+		}
+		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+			return {};
+		/* What is there stays there: only this process takes slots and room. */
+		want = static_cast<short>(want & ~p.revents);
+	}
+	return {};
 }
 
 std::error_code Connection::submit_with_message(const smbdirect_rdma_args &args, ByteView message,
@@ -478,11 +499,11 @@ std::error_code Connection::submit_with_message(const smbdirect_rdma_args &args,
 			continue;
 		if (n != -EAGAIN)
 			return errno_code(n);
-		/* The in-flight limit (reaping makes room) or no send room yet. */
-		pollfd p = { fd_, POLLOUT, 0 };
-		if (::poll(&p, 1, 1000) < 0 && errno != EINTR)
-			return { errno, std::system_category() };
-		if (auto ec = reap())
+		/*
+		 * Nothing was taken: the in-flight limit (reaping makes room) or
+		 * no room for the whole message yet, which POLLOUT waits for.
+		 */
+		if (auto ec = wait_room(true))
 			return ec;
 	}
 	transfer_started();
@@ -513,11 +534,15 @@ Result<smbdirect_rdma_completion> Connection::wait_for(uint64_t cookie)
 				stashed_.erase(it);
 				return c;
 			}
-		pollfd p = { fd_, 0, 0 };
+		pollfd p = { fd_, POLLPRI, 0 };
 		if (::poll(&p, 1, -1) < 0 && errno != EINTR)
 			return std::error_code(errno, std::system_category());
-		if (auto ec = reap())
+		unsigned got = 0;
+		if (auto ec = reap(&got))
 			return ec;
+		/* The end of the connection with nothing to reap: it stays so. */
+		if (!got && (p.revents & (POLLERR | POLLHUP)))
+			return std::make_error_code(std::errc::connection_aborted);
 	}
 }
 

@@ -16,12 +16,18 @@
  *   WRITE with Channel RDMA_V1[_INVALIDATE]: an RDMA READ of
  *         RemainingBytes from the client's WriteChannelInfo descriptors
  *         into a pooled buffer is submitted and the server goes on serving;
- *         at its completion (the error queue, POLLERR) the data is pwritten
+ *         at its completion (the error queue, POLLPRI) the data is pwritten
  *         and the response sent, with SEND_WITH_INVALIDATE for _INVALIDATE.
  *   Inside a compound (no client sends one with RDMA, but it is legal)
  *   the same transfers are made, and a WRITE's is waited for.
  *
  * The client owns the registrations: it deregisters after the response.
+ *
+ * The socket is set up with SMBDIRECT_OPT_RDMA_EVENTS: completions raise
+ * POLLPRI, so POLLERR is only ever the connection's error, and POLLWRBAND
+ * tells of a free transfer slot. Every wait is one poll() for what is
+ * missing (a slot, room for the message, a completion): nothing spins or
+ * sleeps on a timer.
  */
 #ifndef SMBDIRECT_EXAMPLES_SMB2_SERVER_CONNECTION_HPP
 #define SMBDIRECT_EXAMPLES_SMB2_SERVER_CONNECTION_HPP
@@ -139,6 +145,13 @@ private:
 	std::error_code reap(unsigned *count = nullptr);
 	std::error_code on_completion(const smbdirect_rdma_completion &c);
 	std::error_code answer_write(PendingWrite &w, int status, uint64_t bytes);
+	/*
+	 * Waits in poll() until a transfer slot (POLLWRBAND) and, with
+	 * message, room for it (POLLOUT) are there, reaping the completions
+	 * that come meanwhile (POLLPRI); returns at once on the connection's
+	 * end, which the next call reports.
+	 */
+	std::error_code wait_room(bool message);
 	/* Submits (retrying while the socket's in-flight limit is full). */
 	std::error_code submit(const smbdirect_rdma_args *args, unsigned count);
 	std::error_code submit_with_message(const smbdirect_rdma_args &args, ByteView message,

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 using namespace sd::detail;
 
@@ -297,3 +299,33 @@ int smbdirect_rdma_v1_deregister_async(int fd, struct smbdirect_rdma_v1_registra
 }
 
 } // extern "C"
+
+int smbdirect_rdma_completion_fd(int fd)
+{
+	if (fd < 0)
+		return -EBADF;
+	uint32_t events = 0;
+	int err = smbdirect_get_option(fd, SMBDIRECT_OPT_RDMA_EVENTS, &events);
+	if (err)
+		return err;
+	if (!(events & SMBDIRECT_RDMA_EVENTS_PRI)) {
+		err = smbdirect_set_option(fd, SMBDIRECT_OPT_RDMA_EVENTS,
+					   events | SMBDIRECT_RDMA_EVENTS_PRI);
+		if (err)
+			return err;
+	}
+	// Level-triggered: readable while the socket reports EPOLLPRI (or
+	// its end, EPOLLERR/EPOLLHUP, which epoll always passes on).
+	int ep = ::epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return neg_errno();
+	struct epoll_event ev = {};
+	ev.events = EPOLLPRI;
+	ev.data.fd = fd;
+	if (::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+		err = neg_errno();
+		::close(ep);
+		return err;
+	}
+	return ep;
+}

@@ -227,8 +227,11 @@ ssize_t smbdirect_send_with_invalidate(int fd, const struct iovec *iov,
  * smbdirect_rdma_args (prepared by the smbdirect_rdma_prep_*() calls),
  * submitted with sendmsg() control messages, and completes exactly once
  * with its cookie: a struct smbdirect_rdma_completion on the socket's
- * error queue (poll reports POLLERR while one waits), reaped with
- * smbdirect_rdma_reap(). The memory (or file range) of a transfer must stay
+ * error queue (poll reports POLLERR while one waits; POLLPRI instead after
+ * smbdirect_set_option(fd, SMBDIRECT_OPT_RDMA_EVENTS,
+ * SMBDIRECT_RDMA_EVENTS_PRI), which leaves POLLERR to the connection's
+ * error, and SMBDIRECT_RDMA_EVENTS_WRBAND adds POLLWRBAND while a slot is
+ * free), reaped with smbdirect_rdma_reap(). The memory (or file range) of a transfer must stay
  * as it is until its completion has been reaped. io_uring users build the
  * sendmsg with smbdirect_rdma_prep_msghdr() and parse what a recvmsg with
  * MSG_ERRQUEUE returned with smbdirect_rdma_completions().
@@ -284,6 +287,20 @@ ssize_t smbdirect_rdma_submit_msg(int fd, const struct smbdirect_rdma_args *args
  */
 int smbdirect_rdma_reap(int fd, struct smbdirect_rdma_completion *c,
 			unsigned int max);
+
+/*
+ * For event loops that watch a descriptor only for reading (Samba's
+ * tevent, libevent): sets SMBDIRECT_RDMA_EVENTS_PRI on fd (keeping its
+ * other SMBDIRECT_OPT_RDMA_EVENTS flags) and returns a new descriptor
+ * (an epoll instance, close-on-exec) that is readable while completions
+ * wait on fd: watch it for reading and call smbdirect_rdma_reap(fd, ...)
+ * when it is; nothing is read from it. It is also readable once fd's
+ * connection is over (epoll passes EPOLLERR and EPOLLHUP on whatever is
+ * asked): a handler that finds nothing to reap stops watching it, and
+ * fd's own events report the end. The caller closes it. Returns the
+ * descriptor or -errno (ENOPROTOOPT: a module without the option).
+ */
+int smbdirect_rdma_completion_fd(int fd);
 
 /*
  * For io_uring (IORING_OP_SENDMSG): bytes of msg_control that nr

@@ -449,7 +449,9 @@ inline Pending *detail::PendingTable::find(uint64_t cookie) noexcept
 // must outlive the transfers' completions being reaped). Submission blocks
 // only for a slot of SMBDIRECT_OPT_RDMA_INFLIGHT (not with MSG_DONTWAIT or
 // on a non-blocking socket: EAGAIN); reaping never blocks. Completions
-// wait on the socket's error queue: poll() reports POLLERR meanwhile.
+// wait on the socket's error queue: poll() reports POLLERR meanwhile, or,
+// after use_events(), POLLPRI (and POLLERR only for the connection's
+// error), with POLLWRBAND while a slot is free.
 class RdmaQueue {
     public:
 	// Completions reaped per system call by reap_each() and dispatch().
@@ -549,20 +551,63 @@ class RdmaQueue {
 		return dispatch([](const Completion &) noexcept {});
 	}
 
+	// SMBDIRECT_OPT_RDMA_EVENTS: completions raise POLLPRI instead of
+	// POLLERR, which then means the connection's error alone (no race
+	// between reaping and asking whether the connection failed), and
+	// POLLWRBAND is set while a slot is free. ENOPROTOOPT on a module
+	// without the option.
+	Result<void> use_events(uint32_t flags = SMBDIRECT_RDMA_EVENTS_PRI |
+						 SMBDIRECT_RDMA_EVENTS_WRBAND) const noexcept
+	{
+		return detail::check(smbdirect_set_option(fd_, SMBDIRECT_OPT_RDMA_EVENTS, flags));
+	}
+	Result<uint32_t> events() const noexcept
+	{
+		uint32_t v = 0;
+		if (int r = smbdirect_get_option(fd_, SMBDIRECT_OPT_RDMA_EVENTS, &v); r < 0)
+			return fail(r);
+		return v;
+	}
+
 	// Waits up to timeout_ms (-1: forever) for a completion: true if one
 	// waits; false after the timeout, or at once when the connection is
-	// over (POLLHUP) and none waits.
+	// over (POLLHUP, or POLLERR after use_events()) and none waits.
 	Result<bool> wait(int timeout_ms) const noexcept
 	{
 		if (fd_ < 0) // poll() would ignore it, and wait the whole time
 			return fail(EBADF);
-		struct pollfd p = { fd_, 0, 0 }; // POLLERR needs no asking
+		struct pollfd p = { fd_, POLLPRI, 0 }; // POLLERR needs no asking
 		int r = ::poll(&p, 1, timeout_ms);
 		if (r < 0)
 			return fail(detail::last_errno());
 		if (r > 0 && (p.revents & POLLNVAL))
 			return fail(EBADF);
-		return r > 0 && (p.revents & POLLERR);
+		if (r <= 0 || (p.revents & POLLPRI))
+			return r > 0;
+		// POLLERR is a completion only where completions still raise it.
+		if (!(p.revents & POLLERR))
+			return false;
+		auto ev = events();
+		return !ev || !(*ev & SMBDIRECT_RDMA_EVENTS_PRI);
+	}
+
+	// After use_events(): waits up to timeout_ms (-1: forever) for a free
+	// slot (POLLWRBAND): true when one is free; false after the timeout,
+	// when completions wait (POLLPRI: reaping them is what frees slots)
+	// or the connection is over. It never returns at once without one of
+	// these, so a loop over wait_slot(), dispatch() and submit() does not
+	// spin.
+	Result<bool> wait_slot(int timeout_ms) const noexcept
+	{
+		if (fd_ < 0)
+			return fail(EBADF);
+		struct pollfd p = { fd_, POLLWRBAND | POLLPRI, 0 };
+		int r = ::poll(&p, 1, timeout_ms);
+		if (r < 0)
+			return fail(detail::last_errno());
+		if (r > 0 && (p.revents & POLLNVAL))
+			return fail(EBADF);
+		return r > 0 && (p.revents & POLLWRBAND);
 	}
 
 	// SMBDIRECT_OPT_RDMA_INFLIGHT: transfers submitted and not yet reaped

@@ -796,12 +796,10 @@ static int sd_xfer_walk(struct sd_sock *sd, struct sd_xfer *x,
 			if (!x->lazy) {
 				err = sd_rw_ctx(x, c);
 				/* No MR left: this chunk on waits for rw_work. */
-				if (err == -EAGAIN)
-					x->lazy = true;
-				else if (err)
+				if (err && err != -EAGAIN)
 					return err;
-				else
-					c->ready = true;
+				x->lazy = err == -EAGAIN;
+				c->ready = !err;
 			}
 		}
 		n++;

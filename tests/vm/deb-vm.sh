@@ -63,7 +63,11 @@ fi
 kdir=$SD_DEB_KDIR
 kver=$(<"$kdir/include/config/kernel.release")
 version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$root/kernel/main.c")
-libversion=$(sed -n 's/^set(SD_LIB_VERSION \(.*\))$/\1/p' "$root/userspace/lib/CMakeLists.txt")
+# libsmbdirect's version, from where CMake reads it (the header's macros).
+libversion=$(awk '$1 == "#define" && $2 ~ /^SMBDIRECT_VERSION_(MAJOR|MINOR|PATCH)$/ { v[$2] = $3 }
+	END { if (length(v) == 3) print v["SMBDIRECT_VERSION_MAJOR"] "." v["SMBDIRECT_VERSION_MINOR"] "." v["SMBDIRECT_VERSION_PATCH"] }' \
+	"$root/userspace/lib/include/smbdirect/smbdirect.h")
+[ -n "$libversion" ] || { echo "deb-vm: no SMBDIRECT_VERSION_* in smbdirect.h" >&2; exit 1; }
 debs=()
 for p in "${pkgs[@]}"; do
 	d=

@@ -654,14 +654,14 @@ smbclient_smbd() { # T
 # whatever its status, and the connection answers the next RDMA READ; a
 # WRITE in a chain completes; and smbd RDMA-read nothing of the WRITEs it
 # refused (its rdma_read_bytes grow by what the client says succeeded).
-# Dialect 3.0.2: _INVALIDATE exists from 3.0.2 on, and smbd wants the
-# TREE_CONNECT of 3.1.1 signed, which these unsigned sessions are not.
+# --sign: smbd wants the TREE_CONNECT of 3.1.1 signed ("server min
+# protocol = SMB3" leaves no older dialect).
 example_errors() {
 	local t=$1 a=${addr[$1]} name=samba-rdma.smbd.$1.example.rdma_errors
 	local log=$work/$t.errors.log why='' want client=$us/examples/smbdirect-example-smb2-client
 	[ -x "$client" ] || { tap_fail "$name" "$client was not built"; return; }
 	stats "$work/c0"
-	timed "$name" timeout -s KILL 120 "$client" -u root -p P -D 3.0.2 "$a" "${sport[$t]}" "//$a/share" \
+	timed "$name" timeout -s KILL 120 "$client" -u root -p P --sign "$a" "${sport[$t]}" "//$a/share" \
 		rdma-errors >"$log" 2>&1
 	rc=$?
 	stats "$work/c1"
@@ -690,7 +690,7 @@ example_identity() {
 	: | tee "${files[@]}" >/dev/null
 	chown daemon: "${files[@]}" && chmod 4755 "${files[@]}" ||
 		{ tap_fail "$name" "cannot prepare the files for user daemon"; return; }
-	timed "$name" timeout -s KILL 120 "$client" -u daemon -p P -D 3.0.2 "$a" "${sport[$t]}" "//$a/ids" \
+	timed "$name" timeout -s KILL 120 "$client" -u daemon -p P --sign "$a" "${sport[$t]}" "//$a/ids" \
 		identity-writes $n >"$log" 2>&1
 	rc=$?
 	sed 's/^/# /' "$log"

@@ -210,7 +210,7 @@ Result<std::vector<Client::Response>> Client::exchange_compound(std::span<const 
 {
 	if (outstanding_)
 		return std::make_error_code(std::errc::device_or_resource_busy);
-	if (parts.empty() || sign_requests_)
+	if (parts.empty())
 		return std::make_error_code(std::errc::invalid_argument);
 	Bytes message;
 	std::vector<uint64_t> ids;
@@ -235,7 +235,10 @@ Result<std::vector<Client::Response>> Client::exchange_compound(std::span<const 
 			w.align(8);
 			w.le32_at(20, static_cast<uint32_t>(w.size())); /* NextCommand */
 		}
-		const Bytes &b = w.buffer();
+		Bytes b = w.take();
+		/* [MS-SMB2] 3.2.4.1.4: each member signed over its bytes, padding included. */
+		if (sign_requests_ && signing_key_)
+			sign_message(b, *signing_key_);
 		message.insert(message.end(), b.begin(), b.end());
 		ids.push_back(h.message_id);
 		charged += charge;
@@ -304,7 +307,10 @@ std::error_code Client::send_cancel(uint64_t message_id)
 	encode_header(w, h);
 	w.le16(4); /* StructureSize */
 	w.le16(0); /* Reserved */
-	return write_message(fd_, w.buffer());
+	Bytes b = w.take();
+	if (sign_requests_ && signing_key_)
+		sign_message(b, *signing_key_);
+	return write_message(fd_, b);
 }
 
 std::error_code Client::negotiate()

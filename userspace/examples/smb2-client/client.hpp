@@ -202,7 +202,8 @@ public:
 
 	/*
 	 * Tests: the parts as one compound message (unrelated requests, each
-	 * 8-byte aligned; sessions that do not sign) and their final
+	 * 8-byte aligned and signed if the session signs; the responses'
+	 * signatures are not checked) and their final
 	 * responses, whatever their status, in the order of the parts, whether
 	 * the server answered in one message or several (*messages: how
 	 * many). A part may name a tree id other than ours.

@@ -648,8 +648,8 @@ int main(int argc, char **argv)
 		return usage_error("--depth needs --rdma");
 	if (cmd == "selftest" && o.local_dir.empty())
 		return usage_error("selftest needs --local-dir");
-	if ((cmd == "rdma-errors" || cmd == "identity-writes") && (o.tcp || o.config.sign))
-		return usage_error(cmd + " needs SMB-Direct and an unsigned session");
+	if ((cmd == "rdma-errors" || cmd == "identity-writes") && o.tcp)
+		return usage_error(cmd + " needs SMB-Direct");
 	if (!o.bind_from_tcp.empty() &&
 	    (cmd == "selftest" || cmd == "rdma-errors" || cmd == "identity-writes"))
 		return usage_error("--bind-from-tcp: info, put or get");

@@ -675,7 +675,7 @@ example_errors() {
 	rm -f "$share/sd-rdma-errors.bin"
 }
 
-# example_identity T: user daemon (no "force user") RDMA-writes into 8 files
+# example_identity T: user daemon (no "force user") RDMA-writes 1 MiB into 8 files
 # of its own with mode 4755, each WRITE followed at once by an SMB2 CANCEL,
 # which smbd runs as root while it RDMA-reads the WRITE's data
 # (errors.hpp, identity-writes). smbd must write as daemon all the same:
@@ -698,7 +698,7 @@ example_identity() {
 	while read -r f m u sz; do
 		[ $((8#$m & 8#4000)) -ne 0 ] && kept+=("${f##*/}")
 		[ -z "$why" ] && [ "$u" != daemon ] && why="${f##*/} is owned by $u"
-		[ -z "$why" ] && [ "$sz" != 4096 ] && why="${f##*/} holds $sz bytes, not 4096"
+		[ -z "$why" ] && [ "$sz" != $MiB ] && why="${f##*/} holds $sz bytes, not $MiB"
 	done < <(stat -c '%n %a %U %s' "${files[@]}")
 	echo "# setuid bit kept (written as root): ${kept[*]:-none} of $n"
 	[ -z "$why" ] && [ ${#kept[@]} -gt 0 ] &&

@@ -25,18 +25,18 @@ constexpr size_t file_size = 16384;
 
 /* One buffer registered for the server with remote invalidation allowed. */
 struct Buffer {
-	PageBuffer pages{ buf_size };
+	PageBuffer pages;
 	std::optional<sd::Registration> reg;
 	std::error_code ec;
 
-	Buffer(int fd, bool server_writes)
+	Buffer(int fd, bool server_writes, size_t size = buf_size) : pages(size)
 	{
 		if (!pages.ok()) {
 			ec = std::make_error_code(std::errc::not_enough_memory);
 			return;
 		}
-		std::memset(pages.data(), 0xEE, buf_size);
-		iovec v{ pages.data(), buf_size };
+		std::memset(pages.data(), 0xEE, size);
+		iovec v{ pages.data(), size };
 		uint32_t flags = (server_writes ? SMBDIRECT_ACCESS_PEER_WRITE
 						: SMBDIRECT_ACCESS_PEER_READ) |
 				 SMBDIRECT_REG_REMOTE_INVALIDATE;
@@ -305,6 +305,7 @@ int identity_writes(Client &c, const SelftestOptions &o, std::FILE *out, int fil
 	for (int i = 0; i < files; i++) {
 		std::string name = "sd-identity-" + std::to_string(i);
 		std::string problem;
+		size_t size = 0;
 		auto f = c.create(name, generic_read | generic_write, disposition_open);
 		if (!f) {
 			std::fprintf(out, "not ok identity.write.%d # CREATE %s: %s\n", i, name.c_str(),
@@ -312,17 +313,22 @@ int identity_writes(Client &c, const SelftestOptions &o, std::FILE *out, int fil
 			failed++;
 			continue;
 		}
-		Buffer b(c.fd(), false);
+		/*
+		 * 1 MiB: the RDMA READ takes long enough for the CANCEL to be
+		 * dispatched first (with 4 KiB it often completed before).
+		 */
+		size = std::min<size_t>(1 << 20, c.max_rdma_write());
+		Buffer b(c.fd(), false, size);
 		if (b.ec) {
 			problem = "REGISTER: " + b.ec.message();
 		} else {
-			std::memset(b.pages.data(), 'a' + i, buf_size);
+			std::memset(b.pages.data(), 'a' + i, size);
 			WriteRequest q;
 			q.file_id = f->id;
 			q.channel = Channel::rdma_v1_invalidate;
-			q.remaining_bytes = buf_size;
+			q.remaining_bytes = static_cast<uint32_t>(size);
 			q.channel_info = channel_info(*b.reg);
-			auto id = c.send_request(Command::write, credit_charge_for(buf_size),
+			auto id = c.send_request(Command::write, credit_charge_for(size),
 						 [&](Writer &w) {
 							 encode_write_request(w, q);
 							 return std::error_code();
@@ -344,8 +350,8 @@ int identity_writes(Client &c, const SelftestOptions &o, std::FILE *out, int fil
 		if (auto ec = c.close(f->id); ec && problem.empty())
 			problem = "CLOSE: " + ec.message();
 		if (problem.empty())
-			std::fprintf(out, "ok identity.write.%d %s: 4096 bytes by RDMA WRITE with a "
-				     "CANCEL behind it\n", i, name.c_str());
+			std::fprintf(out, "ok identity.write.%d %s: %zu bytes by RDMA WRITE with a "
+				     "CANCEL behind it\n", i, name.c_str(), size);
 		else
 			std::fprintf(out, "not ok identity.write.%d # %s\n", i, problem.c_str());
 		failed += !problem.empty();

@@ -35,7 +35,7 @@ int run_rdma_errors(Client &client, const SelftestOptions &options, std::FILE *o
 
 /*
  * `identity-writes`: the files sd-identity-0 .. files-1 of the share
- * (made by the caller) each get 4096 bytes by RDMA WRITE, each WRITE
+ * (made by the caller) each get 1 MiB by RDMA WRITE, each WRITE
  * followed at once by an SMB2 CANCEL of an unused message id, which the
  * server handles as root while it RDMA-reads the data: the data must
  * still be written as the session's user (the caller checks, e.g. that

@@ -50,7 +50,7 @@ const char usage_text[] =
 	"  rdma-errors          READ/WRITE with SMB2_CHANNEL_RDMA_V1_INVALIDATE that the server\n"
 	"                       refuses, alone and in compound chains: each buffer must come\n"
 	"                       back invalidated by the server and the connection stay up\n"
-	"  identity-writes N    RDMA WRITE 4 KiB into each of the files sd-identity-0..N-1,\n"
+	"  identity-writes N    RDMA WRITE 1 MiB into each of the files sd-identity-0..N-1,\n"
 	"                       each followed at once by an SMB2 CANCEL (which the server\n"
 	"                       runs as root): the server must write as the session's user\n"
 	"\n"

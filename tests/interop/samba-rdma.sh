@@ -122,6 +122,7 @@ for t in "${transports[@]}"; do
 	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
+	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.user_identity")
 done
 names+=(samba-rdma.smbd.stop_leaves_nothing samba-rdma.ksmbd.start)
 for t in "${transports[@]}"; do
@@ -218,6 +219,19 @@ share=$work/share
 st=$work/state
 conf=$work/smb.conf
 samba_write_conf "$work" "${addr[rxe4]} ${addr[siw4]}"
+# The identity test's share (example_identity): no "force user"; the
+# system account daemon, password P, as its user.
+ids=$work/ids
+mkdir -p "$ids"
+chmod 1777 "$ids"
+chmod o+x "$work"
+printf 'daemon:1:XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX:E788D377ACD8B4CAFBA02CC864D5E4DB:[UX         ]:LCT-%08X:\n' \
+	"$EPOCHSECONDS" >>"$work/state/smbpasswd"
+cat >>"$work/smb.conf" <<CONF
+[ids]
+	path = $ids
+	read only = no
+CONF
 refcnt
 refs0=$sd_refcnt
 slog=$work/smbd.log
@@ -632,6 +646,70 @@ smbclient_smbd() { # T
 	rm -f "$work"/*.back "$share"/f*
 }
 
+# example_errors T: the example client's rdma-errors (errors.hpp) against
+# smbd over T: READs and WRITEs with SMB2_CHANNEL_RDMA_V1_INVALIDATE that
+# smbd refuses (closed and read-only handles, beyond the end of file, an
+# unknown tree id, too long, buffers short of MinimumCount) and compound
+# chains of two: each buffer comes back invalidated by smbd's response,
+# whatever its status, and the connection answers the next RDMA READ; a
+# WRITE in a chain completes; and smbd RDMA-read nothing of the WRITEs it
+# refused (its rdma_read_bytes grow by what the client says succeeded).
+# --sign: smbd wants the TREE_CONNECT of 3.1.1 signed ("server min
+# protocol = SMB3" leaves no older dialect).
+example_errors() {
+	local t=$1 a=${addr[$1]} name=samba-rdma.smbd.$1.example.rdma_errors
+	local log=$work/$t.errors.log why='' want client=$us/examples/smbdirect-example-smb2-client
+	[ -x "$client" ] || { tap_fail "$name" "$client was not built"; return; }
+	stats "$work/c0"
+	timed "$name" timeout -s KILL 120 "$client" -u root -p P --sign "$a" "${sport[$t]}" "//$a/share" \
+		rdma-errors >"$log" 2>&1
+	rc=$?
+	stats "$work/c1"
+	sed 's/^/# /' "$log"
+	[ $rc -eq 0 ] || why=$(grep -m1 '^not ok' "$log" || tail -n 1 "$log")
+	want=$(sed -n 's/^# server_rdma_read_bytes //p' "$log")
+	delta "$work/c0" "$work/c1" rdma_read_bytes
+	[ -z "$why" ] && [ "$sd_d" != "$want" ] &&
+		why="smbd RDMA-read $sd_d bytes, the client's successful WRITEs $want: it pulled data of WRITEs it refused"
+	verdict "$name" "$why" "$log"
+	rm -f "$share/sd-rdma-errors.bin"
+}
+
+# example_identity T: user daemon (no "force user") RDMA-writes 1 MiB into 8 files
+# of its own with mode 4755, each WRITE followed at once by an SMB2 CANCEL,
+# which smbd runs as root while it RDMA-reads the WRITE's data
+# (errors.hpp, identity-writes). smbd must write as daemon all the same:
+# the kernel then clears each file's setuid bit, as it does for a write by
+# its owner and not for one by root; the files hold what was written.
+# (Not yet a regression test: on 7.2 the unfixed patch 0004 also left no
+# setuid bit, so either the bit does not tell root from daemon in smbd or
+# the CANCEL does not get in between; it checks owner and content.)
+example_identity() {
+	local t=$1 a=${addr[$1]} name=samba-rdma.smbd.$1.example.user_identity
+	local log=$work/$t.ids.log why='' i n=8 files=() kept=() l f m u sz
+	local client=$us/examples/smbdirect-example-smb2-client
+	[ -x "$client" ] || { tap_fail "$name" "$client was not built"; return; }
+	for ((i = 0; i < n; i++)); do files+=("$ids/sd-identity-$i"); done
+	: | tee "${files[@]}" >/dev/null
+	chown daemon: "${files[@]}" && chmod 4755 "${files[@]}" ||
+		{ tap_fail "$name" "cannot prepare the files for user daemon"; return; }
+	timed "$name" timeout -s KILL 120 "$client" -u daemon -p P --sign "$a" "${sport[$t]}" "//$a/ids" \
+		identity-writes $n >"$log" 2>&1
+	rc=$?
+	sed 's/^/# /' "$log"
+	[ $rc -eq 0 ] || why=$(grep -m1 '^not ok' "$log" || tail -n 1 "$log")
+	while read -r f m u sz; do
+		[ $((8#$m & 8#4000)) -ne 0 ] && kept+=("${f##*/}")
+		[ -z "$why" ] && [ "$u" != daemon ] && why="${f##*/} is owned by $u"
+		[ -z "$why" ] && [ "$sz" != $MiB ] && why="${f##*/} holds $sz bytes, not $MiB"
+	done < <(stat -c '%n %a %U %s' "${files[@]}")
+	echo "# setuid bit kept (written as root): ${kept[*]:-none} of $n"
+	[ -z "$why" ] && [ ${#kept[@]} -gt 0 ] &&
+		why="${#kept[@]} of $n files kept their setuid bit through their owner's RDMA WRITE: smbd wrote as root"
+	verdict "$name" "$why" "$log"
+	rm -f "${files[@]}"
+}
+
 for t in "${transports[@]}"; do
 	if [ "$tap_n" -lt ${#names[@]} ] && [[ ${names[$tap_n]} == samba-rdma.smbd.$t.* ]]; then
 		t0=$SECONDS
@@ -639,6 +717,11 @@ for t in "${transports[@]}"; do
 		cifs_transport "$t"
 		mark "$t: the patched smbclient against smbd"
 		smbclient_smbd "$t"
+		if [ "$t" = rxe4 ]; then
+			mark "$t: the example client's error paths against smbd"
+			example_errors "$t"
+			example_identity "$t"
+		fi
 		echo "# time $t against smbd: $((SECONDS - t0)) s"
 	fi
 done

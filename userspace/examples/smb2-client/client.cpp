@@ -205,6 +205,114 @@ Result<Client::Exchange> Client::exchange(Command command, uint16_t credit_charg
 	return x;
 }
 
+Result<std::vector<Client::Response>> Client::exchange_compound(std::span<const CompoundPart> parts,
+								unsigned *messages)
+{
+	if (outstanding_)
+		return std::make_error_code(std::errc::device_or_resource_busy);
+	if (parts.empty())
+		return std::make_error_code(std::errc::invalid_argument);
+	Bytes message;
+	std::vector<uint64_t> ids;
+	uint32_t charged = 0;
+	for (size_t i = 0; i < parts.size(); i++) {
+		const CompoundPart &p = parts[i];
+		uint16_t charge = std::max<uint16_t>(p.credit_charge, 1);
+		if (credits_ < charged + charge)
+			return std::make_error_code(std::errc::resource_unavailable_try_again);
+		Header h;
+		h.command = p.command;
+		h.credit_charge = p.credit_charge;
+		h.message_id = next_message_id_ + charged;
+		h.session_id = session_id_;
+		h.tree_id = p.tree_id ? *p.tree_id : tree_id_;
+		h.credits = charge;
+		Writer w;
+		encode_header(w, h);
+		if (auto ec = p.body(w))
+			return ec;
+		if (i + 1 < parts.size()) {
+			w.align(8);
+			w.le32_at(20, static_cast<uint32_t>(w.size())); /* NextCommand */
+		}
+		Bytes b = w.take();
+		/* [MS-SMB2] 3.2.4.1.4: each member signed over its bytes, padding included. */
+		if (sign_requests_ && signing_key_)
+			sign_message(b, *signing_key_);
+		message.insert(message.end(), b.begin(), b.end());
+		ids.push_back(h.message_id);
+		charged += charge;
+	}
+	if (config_.verbose)
+		std::fprintf(stderr, "-> compound of %zu (%zu bytes)\n", parts.size(), message.size());
+	if (auto ec = write_message(fd_, message))
+		return ec;
+	credits_ -= charged;
+	next_message_id_ += charged;
+	outstanding_ += static_cast<uint32_t>(parts.size());
+
+	std::vector<std::optional<Response>> got(parts.size());
+	size_t finals = 0;
+	unsigned count = 0;
+	while (finals < parts.size()) {
+		auto m = read_message(fd_, max_message_size);
+		if (!m)
+			return m.error();
+		count++;
+		size_t pos = 0;
+		for (;;) {
+			ByteView rest = ByteView(*m).subspan(pos);
+			auto h = decode_header(rest);
+			if (!h)
+				return h.error();
+			if (!h->is_response() || h->next_command > rest.size() ||
+			    (h->next_command != 0 && h->next_command < header_size))
+				return ParseError::unexpected_message;
+			size_t len = h->next_command ? h->next_command : rest.size();
+			credits_ += h->credits;
+			if (config_.verbose)
+				std::fprintf(stderr, "<- %s mid %llu %s (message %u)\n",
+					     command_name(h->command),
+					     static_cast<unsigned long long>(h->message_id),
+					     status_name(h->status).c_str(), count);
+			if (!(h->status == static_cast<uint32_t>(Status::pending) && h->is_async())) {
+				auto it = std::find(ids.begin(), ids.end(), h->message_id);
+				if (it == ids.end() || got[it - ids.begin()])
+					return ParseError::unexpected_message;
+				got[it - ids.begin()] = Response{ *h, Bytes(rest.begin(), rest.begin() + len) };
+				finals++;
+				outstanding_ -= outstanding_ > 0;
+			}
+			if (h->next_command == 0)
+				break;
+			pos += h->next_command;
+		}
+	}
+	if (messages)
+		*messages = count;
+	std::vector<Response> out;
+	for (auto &r : got)
+		out.push_back(std::move(*r));
+	return out;
+}
+
+std::error_code Client::send_cancel(uint64_t message_id)
+{
+	Header h;
+	h.command = Command::cancel;
+	h.message_id = message_id;
+	h.session_id = session_id_;
+	h.tree_id = tree_id_;
+	Writer w;
+	encode_header(w, h);
+	w.le16(4); /* StructureSize */
+	w.le16(0); /* Reserved */
+	Bytes b = w.take();
+	if (sign_requests_ && signing_key_)
+		sign_message(b, *signing_key_);
+	return write_message(fd_, b);
+}
+
 std::error_code Client::negotiate()
 {
 	NegotiateRequest req;

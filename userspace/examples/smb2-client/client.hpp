@@ -200,6 +200,29 @@ public:
 		return outstanding_;
 	}
 
+	/*
+	 * Tests: the parts as one compound message (unrelated requests, each
+	 * 8-byte aligned and signed if the session signs; the responses'
+	 * signatures are not checked) and their final
+	 * responses, whatever their status, in the order of the parts, whether
+	 * the server answered in one message or several (*messages: how
+	 * many). A part may name a tree id other than ours.
+	 */
+	struct CompoundPart {
+		Command command = Command::negotiate;
+		uint16_t credit_charge = 1;
+		BodyEncoder body;
+		std::optional<uint32_t> tree_id;
+	};
+	Result<std::vector<Response>> exchange_compound(std::span<const CompoundPart> parts,
+							unsigned *messages = nullptr);
+	uint32_t tree_id() const
+	{
+		return tree_id_;
+	}
+	/* Tests: an SMB2 CANCEL of message_id (no response comes). */
+	std::error_code send_cancel(uint64_t message_id);
+
 private:
 	std::error_code authenticate(uint8_t flags);
 	/* A response's signature, where this connection has a key. */

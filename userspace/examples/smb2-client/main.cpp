@@ -23,6 +23,7 @@
 #include "client.hpp"
 #include "page_buffer.hpp"
 #include "pipeline.hpp"
+#include "errors.hpp"
 #include "selftest.hpp"
 
 namespace {
@@ -46,6 +47,12 @@ const char usage_text[] =
 	"  selftest             WRITE and READ over the RDMA channel in every size and layout,\n"
 	"                       checked against the share's directory (--local-dir)\n"
 	"  list-cases           the selftest's case names (ADDR PORT SHARE not needed)\n"
+	"  rdma-errors          READ/WRITE with SMB2_CHANNEL_RDMA_V1_INVALIDATE that the server\n"
+	"                       refuses, alone and in compound chains: each buffer must come\n"
+	"                       back invalidated by the server and the connection stay up\n"
+	"  identity-writes N    RDMA WRITE 1 MiB into each of the files sd-identity-0..N-1,\n"
+	"                       each followed at once by an SMB2 CANCEL (which the server\n"
+	"                       runs as root): the server must write as the session's user\n"
 	"\n"
 	"Options:\n"
 	"  -u, --user USER        user name for NTLMv2 (default: empty)\n"
@@ -627,8 +634,9 @@ int main(int argc, char **argv)
 	if (args.size() < 4)
 		return usage_error("expected ADDR PORT //SERVER/SHARE COMMAND");
 	const std::string &cmd = args[3];
-	size_t want = cmd == "put" || cmd == "get" ? 6 : 4;
-	if (cmd != "info" && cmd != "put" && cmd != "get" && cmd != "selftest")
+	size_t want = cmd == "put" || cmd == "get" ? 6 : cmd == "identity-writes" ? 5 : 4;
+	if (cmd != "info" && cmd != "put" && cmd != "get" && cmd != "selftest" &&
+	    cmd != "rdma-errors" && cmd != "identity-writes")
 		return usage_error("unknown command '" + cmd + "'");
 	if (args.size() != want)
 		return usage_error(cmd + ": wrong number of arguments");
@@ -640,7 +648,10 @@ int main(int argc, char **argv)
 		return usage_error("--depth needs --rdma");
 	if (cmd == "selftest" && o.local_dir.empty())
 		return usage_error("selftest needs --local-dir");
-	if (!o.bind_from_tcp.empty() && cmd == "selftest")
+	if ((cmd == "rdma-errors" || cmd == "identity-writes") && o.tcp)
+		return usage_error(cmd + " needs SMB-Direct");
+	if (!o.bind_from_tcp.empty() &&
+	    (cmd == "selftest" || cmd == "rdma-errors" || cmd == "identity-writes"))
 		return usage_error("--bind-from-tcp: info, put or get");
 	if (!o.bind_from_tcp.empty() && o.config.dialect < smb2::dialect_300)
 		return usage_error("--bind-from-tcp needs SMB 3");
@@ -681,6 +692,20 @@ int main(int argc, char **argv)
 		return cmd_put(client, unc, args[4], args[5], o);
 	if (cmd == "get")
 		return cmd_get(client, unc, args[4], args[5], o);
+	if (cmd == "identity-writes") {
+		smb2::SelftestOptions so;
+		so.unc = unc;
+		int n = std::atoi(args[4].c_str());
+		if (n < 1 || n > 64)
+			return usage_error("identity-writes: 1..64 files");
+		return smb2::run_identity_writes(client, so, stdout, n) ? exit_error : exit_ok;
+	}
+	if (cmd == "rdma-errors") {
+		smb2::SelftestOptions so;
+		so.unc = unc;
+		so.filter = o.filter;
+		return smb2::run_rdma_errors(client, so, stdout) ? exit_error : exit_ok;
+	}
 	smb2::SelftestOptions so;
 	so.unc = unc;
 	so.local_dir = o.local_dir;

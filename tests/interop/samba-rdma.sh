@@ -32,7 +32,11 @@
 #      still uses the RDMA channel; an encrypted one (=encrypt) must not
 #      (the data goes inline: no RDMA bytes, message bytes of at least the
 #      file's size each way) and still matches.
-#   5. smbd stops and leaves nothing: no smbd process, no listener on
+#   5. Over rxe, the example client's rdma-errors, identity-writes and
+#      no-stall (smbd keeps 2 RDMA transfers in flight per connection,
+#      "smbd:smbdirect rdma inflight = 2", so that transfers wait for a
+#      slot there and in the cases above: smbd must go on answering).
+#   6. smbd stops and leaves nothing: no smbd process, no listener on
 #      445/5445 of its addresses, the module's reference count back.
 #
 # All in the root network namespace, over the guest's rxe0 (veth0,
@@ -122,7 +126,8 @@ for t in "${transports[@]}"; do
 	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
-	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.user_identity")
+	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.user_identity"
+		"$p.example.no_stall" "$p.example.no_stall_sendfile")
 done
 names+=(samba-rdma.smbd.stop_leaves_nothing samba-rdma.ksmbd.start)
 for t in "${transports[@]}"; do
@@ -231,7 +236,17 @@ cat >>"$work/smb.conf" <<CONF
 [ids]
 	path = $ids
 	read only = no
+[zc]
+	path = $share
+	read only = no
+	force user = root
+	use sendfile = yes
 CONF
+# Two RDMA transfers in flight per connection (the default is the most the
+# kernel allows): a third waits for a slot, in cifs.ko's, smbclient's and
+# the example client's transfers alike (example_no_stall counts on it).
+sed -i 's/^\[global\]$/&\n\tsmbd:smbdirect rdma inflight = 2/' "$conf"
+grep -q '^	smbd:smbdirect rdma inflight = 2$' "$conf" || { echo "Bail out! smb.conf: no rdma inflight line"; exit 1; }
 refcnt
 refs0=$sd_refcnt
 slog=$work/smbd.log
@@ -710,6 +725,27 @@ example_identity() {
 	rm -f "${files[@]}"
 }
 
+# example_no_stall T SHARE NAME: the example client's no-stall (errors.hpp)
+# against smbd over T: 8 READs of 1 MiB by RDMA WRITE sent back to back,
+# then an ECHO. smbd keeps 2 transfers in flight ("smbd:smbdirect rdma
+# inflight = 2"); the other READs wait for a slot, and smbd must answer
+# the ECHO meanwhile, before the last READ: a transfer that waited for
+# its slot inside the event loop (the submission slept in poll()) held
+# the ECHO back until every READ was answered. Share "share" reads through
+# Samba's aio, "zc" ("use sendfile = yes") from the page cache in the
+# event loop itself.
+example_no_stall() {
+	local t=$1 a=${addr[$1]} sh=$2 name=samba-rdma.smbd.$1.example.$3
+	local log=$work/$t.$3.log why='' client=$us/examples/smbdirect-example-smb2-client
+	[ -x "$client" ] || { tap_fail "$name" "$client was not built"; return; }
+	timed "$name" timeout -s KILL 120 "$client" -u root -p P --sign "$a" "${sport[$t]}" "//$a/$sh" \
+		no-stall 8 >"$log" 2>&1
+	rc=$?
+	sed 's/^/# /' "$log"
+	[ $rc -eq 0 ] || why=$(grep -m1 '^not ok' "$log" || tail -n 1 "$log")
+	verdict "$name" "$why" "$log"
+}
+
 for t in "${transports[@]}"; do
 	if [ "$tap_n" -lt ${#names[@]} ] && [[ ${names[$tap_n]} == samba-rdma.smbd.$t.* ]]; then
 		t0=$SECONDS
@@ -721,6 +757,8 @@ for t in "${transports[@]}"; do
 			mark "$t: the example client's error paths against smbd"
 			example_errors "$t"
 			example_identity "$t"
+			example_no_stall "$t" share no_stall
+			example_no_stall "$t" zc no_stall_sendfile
 		fi
 		echo "# time $t against smbd: $((SECONDS - t0)) s"
 	fi

@@ -359,7 +359,150 @@ int identity_writes(Client &c, const SelftestOptions &o, std::FILE *out, int fil
 	return failed;
 }
 
+int no_stall(Client &c, const SelftestOptions &o, std::FILE *out, int reads)
+{
+	auto fail = [&](const std::string &what) {
+		std::fprintf(out, "not ok no_stall # %s\n", what.c_str());
+		return 1;
+	};
+	if (auto ec = c.negotiate())
+		return fail("NEGOTIATE: " + ec.message());
+	if (auto ec = c.session_setup())
+		return fail("SESSION_SETUP: " + ec.message());
+	if (auto ec = c.tree_connect(o.unc))
+		return fail("TREE_CONNECT: " + ec.message());
+	const size_t size = std::min<size_t>({ 1 << 20, c.max_rdma_read(), c.max_rdma_write() });
+	const Channel channel = c.negotiated().dialect >= dialect_302 ? Channel::rdma_v1_invalidate
+								    : Channel::rdma_v1;
+	const char *name = "sd-no-stall.bin";
+	/* Deleted when closed, by us or with the connection. */
+	auto f = c.create(name, generic_read | generic_write | access_delete,
+			  disposition_overwrite_if,
+			  option_non_directory_file | option_delete_on_close);
+	if (!f)
+		return fail(std::string("CREATE: ") + f.error().message());
+	Bytes data(size * reads);
+	for (size_t i = 0; i < data.size(); i++)
+		data[i] = static_cast<uint8_t>(i * 13 + i / 4093);
+	std::string problem;
+	for (int i = 0; i < reads && problem.empty(); i++) {
+		Buffer b(c.fd(), false, size);
+		if (b.ec) {
+			problem = "REGISTER: " + b.ec.message();
+			break;
+		}
+		std::memcpy(b.pages.data(), data.data() + i * size, size);
+		iovec v{ b.pages.data(), size };
+		auto w = c.write_rdma(f->id, i * size, std::span<const iovec>(&v, 1), channel);
+		if (!w || w->bytes != size)
+			problem = "RDMA WRITE of the file: " +
+				  (w ? std::to_string(w->bytes) + " bytes" : w.error().message());
+		(void)b.reg->deregister();
+	}
+	if (!problem.empty())
+		return fail(problem);
+
+	const uint16_t charge = credit_charge_for(size);
+	if (c.credits() < static_cast<uint32_t>(reads) * charge + 1)
+		return fail("the server granted " + std::to_string(c.credits()) + " credits, " +
+			    std::to_string(reads * charge + 1) + " needed");
+	std::vector<std::unique_ptr<Buffer>> bufs;
+	std::vector<uint64_t> ids;
+	for (int i = 0; i < reads && problem.empty(); i++) {
+		bufs.push_back(std::make_unique<Buffer>(c.fd(), true, size));
+		Buffer &b = *bufs.back();
+		if (b.ec) {
+			problem = "REGISTER: " + b.ec.message();
+			break;
+		}
+		ReadRequest q;
+		q.length = static_cast<uint32_t>(size);
+		q.offset = i * size;
+		q.file_id = f->id;
+		q.minimum_count = static_cast<uint32_t>(size);
+		q.channel = channel;
+		q.channel_info = channel_info(*b.reg);
+		auto id = c.send_request(Command::read, charge, [&](Writer &w) {
+			encode_read_request(w, q);
+			return std::error_code();
+		});
+		if (!id)
+			problem = "READ: " + id.error().message();
+		else
+			ids.push_back(*id);
+	}
+	std::optional<uint64_t> echo_id;
+	if (problem.empty()) {
+		auto id = c.send_request(Command::echo, 1, [](Writer &w) {
+			w.le16(4); /* StructureSize */
+			w.le16(0); /* Reserved */
+			return std::error_code();
+		});
+		if (!id)
+			problem = "ECHO: " + id.error().message();
+		else
+			echo_id = *id;
+	}
+	/* The responses, in the order they came. */
+	int echo_at = -1, got = 0;
+	while (problem.empty() && c.outstanding() > 0) {
+		auto r = c.receive_response();
+		if (!r) {
+			problem = "response: " + r.error().message() + " (connection lost?)";
+			break;
+		}
+		got++;
+		if (echo_id && r->header.message_id == *echo_id) {
+			echo_at = got;
+			if (auto ec = Client::status_of(*r))
+				problem = "ECHO: " + ec.message();
+			continue;
+		}
+		auto it = std::find(ids.begin(), ids.end(), r->header.message_id);
+		if (it == ids.end()) {
+			problem = "a response to message id " + std::to_string(r->header.message_id);
+			break;
+		}
+		size_t i = it - ids.begin();
+		if (auto ec = Client::status_of(*r)) {
+			problem = "READ " + std::to_string(i) + ": " + ec.message();
+			break;
+		}
+		auto rr = decode_read_response(r->message);
+		if (!rr)
+			problem = "READ response: " + rr.error().message();
+		else if (rr->data_remaining != size)
+			problem = "READ " + std::to_string(i) + ": DataRemaining " +
+				  std::to_string(rr->data_remaining);
+		else if (std::memcmp(bufs[i]->pages.data(), data.data() + i * size, size) != 0)
+			problem = "READ " + std::to_string(i) + ": the data differs from the file's";
+	}
+	if (problem.empty() && channel == Channel::rdma_v1_invalidate) {
+		for (size_t i = 0; i < bufs.size() && problem.empty(); i++) {
+			std::string why = bufs[i]->invalidated();
+			if (!why.empty())
+				problem = "buffer of READ " + std::to_string(i) + ": " + why;
+		}
+	}
+	if (problem.empty() && echo_at > reads)
+		problem = "the ECHO was answered after all " + std::to_string(reads) +
+			  " READs: the server waited for RDMA slots in its event loop";
+	std::fprintf(out, "# echo answered as response %d of %d\n", echo_at, reads + 1);
+	if (c.outstanding() == 0)
+		(void)c.close(f->id);
+	if (!problem.empty())
+		return fail(problem);
+	std::fprintf(out, "ok no_stall %d READs of %zu bytes by RDMA WRITE and an ECHO: the ECHO "
+		     "answered as response %d\n", reads, size, echo_at);
+	return 0;
+}
+
 } // namespace
+
+int run_no_stall(Client &client, const SelftestOptions &options, std::FILE *out, int reads)
+{
+	return no_stall(client, options, out, reads);
+}
 
 int run_identity_writes(Client &client, const SelftestOptions &options, std::FILE *out,
 			int files)

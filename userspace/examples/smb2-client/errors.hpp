@@ -45,6 +45,18 @@ int run_rdma_errors(Client &client, const SelftestOptions &options, std::FILE *o
 int run_identity_writes(Client &client, const SelftestOptions &options, std::FILE *out,
 			int files);
 
+/*
+ * `no-stall N`: N READs over the RDMA channel of 1 MiB each (or the
+ * largest the connection allows), sent back to back, then an SMB2 ECHO.
+ * A server that has fewer RDMA transfer slots than N (smbd with
+ * "smbd:smbdirect rdma inflight" below N) must not wait for a slot inside
+ * its event loop: the ECHO must be answered before the last READ. Every
+ * READ must still succeed with the file's data, its buffer invalidated by
+ * the server. The file sd-no-stall.bin is written first (RDMA WRITE) and
+ * removed at the end.
+ */
+int run_no_stall(Client &client, const SelftestOptions &options, std::FILE *out, int reads);
+
 } // namespace smb2
 
 #endif

@@ -556,7 +556,8 @@ static bool sd_retired_token_take(struct sd_sock *sd, u32 rkey)
  * before its pages are unmapped: a peer still writing through a live key
  * must not reach memory the IOMMU or swiotlb has let go.
  */
-static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
+static void __sd_reg_release(struct sd_sock *sd, struct sd_reg *reg,
+			     bool keep_slot)
 {
 	struct ib_device *dev = sd->pd->device;
 	enum dma_data_direction dir = sd_reg_dir(reg->flags);
@@ -597,21 +598,33 @@ static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
 	}
 	spin_lock_bh(&sd->lock);
 	sd->nr_regs--;
+	/* The slot goes to the completion, in the same breath. */
+	if (keep_slot)
+		sd->nr_reg_cqes++;
 	sd->pinned_bytes -= (u64)reg->nr_pages << PAGE_SHIFT;
 	spin_unlock_bh(&sd->lock);
 	kvfree(reg->pages);
 	kvfree(reg);
 }
 
-/* An ASYNC registration settled: released, then its completion queued. */
+static void sd_reg_release(struct sd_sock *sd, struct sd_reg *reg)
+{
+	__sd_reg_release(sd, reg, false);
+}
+
+/*
+ * An ASYNC registration settled: released, then its completion queued,
+ * holding the registration's max_registrations slot until it is reaped.
+ */
 static void sd_reg_finish(struct sd_sock *sd, struct sd_reg *reg)
 {
 	struct sd_rw_cqe *e = reg->cqe;
 	u64 cookie = reg->cookie, bytes = reg->bytes;
 	int status = reg->status;
 
-	sd_reg_release(sd, reg);
+	__sd_reg_release(sd, reg, true);
 	spin_lock_bh(&sd->lock);
+	e->reg_slot = true;
 	sd_rw_cqe_post(sd, e, cookie, status, bytes, false);
 	spin_unlock_bh(&sd->lock);
 }
@@ -950,13 +963,16 @@ int sd_iov_user_total(const struct iovec *iov, u32 nr, u64 max, u64 *total)
 	return 0;
 }
 
-/* Takes a slot of the socket's max_registrations. */
+/*
+ * Takes a slot of the socket's max_registrations, which DEREGISTER_ASYNC
+ * completions not reaped yet hold too.
+ */
 static int sd_reg_slot(struct sd_sock *sd)
 {
 	int err = 0;
 
 	spin_lock_bh(&sd->lock);
-	if (sd->nr_regs >= sd_max_registrations())
+	if (sd->nr_regs + sd->nr_reg_cqes >= sd_max_registrations())
 		err = -ENOBUFS;
 	else
 		sd->nr_regs++;

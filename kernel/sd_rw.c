@@ -171,7 +171,7 @@ int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg)
 	const size_t one = sizeof(struct smbdirect_rdma_completion);
 	struct smbdirect_rdma_completion *out;
 	struct sd_rw_cqe *e, *tmp;
-	unsigned int room, n = 0, freed = 0;
+	unsigned int room, n = 0, freed = 0, freed_regs = 0;
 	LIST_HEAD(taken);
 	size_t space;
 	int err;
@@ -207,9 +207,12 @@ int sd_rw_recv_errqueue(struct sd_sock *sd, struct msghdr *msg)
 	spin_lock_bh(&sd->lock);
 	if (!list_empty(&sd->rw_cq))
 		msg->msg_flags |= MSG_CTRUNC;
-	list_for_each_entry(e, &taken, node)
+	list_for_each_entry(e, &taken, node) {
 		freed += e->slot;
+		freed_regs += e->reg_slot;
+	}
 	WRITE_ONCE(sd->rw_inflight, sd->rw_inflight - freed);
+	sd->nr_reg_cqes -= freed_regs;
 	spin_unlock_bh(&sd->lock);
 	list_for_each_entry_safe(e, tmp, &taken, node)
 		kfree(e);

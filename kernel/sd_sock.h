@@ -107,6 +107,7 @@ struct sd_rw_cqe {
 	struct list_head node;	/* sd->rw_cq, under sd->lock */
 	struct smbdirect_rdma_completion c;
 	bool slot;		/* holds an SMBDIRECT_OPT_RDMA_INFLIGHT slot */
+	bool reg_slot;		/* DEREGISTER_ASYNC's: a max_registrations one */
 };
 
 /* SMBDIRECT_OPT_RDMA_INFLIGHT's default. */
@@ -311,6 +312,13 @@ struct sd_sock {
 	u8 retired_next;
 	/* live, being registered, or deregistered and not yet unpinned */
 	unsigned int nr_regs;
+	/*
+	 * SMBDIRECT_DEREG_ASYNC completions queued and not reaped, under
+	 * sd->lock: each keeps its registration's max_registrations slot, so
+	 * that a process that never reaps gets ENOBUFS from REGISTER instead
+	 * of growing the error queue without bound.
+	 */
+	unsigned int nr_reg_cqes;
 	/*
 	 * Deregistrations (sd_mr.c), under sd->lock: those with LOCAL_INVs
 	 * waiting for send-queue room, and SMBDIRECT_DEREG_ASYNC ones whose

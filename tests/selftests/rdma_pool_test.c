@@ -381,6 +381,67 @@ TEST_F(pool, async_after_remote_invalidation_at_once)
  * close() right after NREG async deregistrations, none reaped: VmPin and
  * the system's FOLL_PIN balance come back.
  */
+/*
+ * A process that deregisters asynchronously and never reaps: each
+ * completion keeps its registration's max_registrations slot until it is
+ * reaped, so REGISTER fails with ENOBUFS once max_registrations of them
+ * wait (before, the slots came free as the pages were unpinned and the
+ * error queue grew without bound); reaping them all makes room again, and
+ * each cookie comes exactly once.
+ */
+TEST_F_TIMEOUT(pool, unreaped_async_completions_hold_their_slots, 240)
+{
+	long cap = sd_module_param("max_registrations"), pin0 = sd_vm_pin_kb(getpid()), i;
+	struct smbdirect_rdma_completion *c;
+	struct smbdirect_buffer_descriptor_v1 d;
+	char *a = map_bytes(PAGE), *seen;
+	__u64 id;
+	int ret, got = 0;
+
+	ASSERT_LT(0, cap) TH_LOG("max_registrations: %s", strerror(-cap));
+	ASSERT_GE(4096, cap) TH_LOG("max_registrations %ld: too many to try", cap);
+	c = calloc(cap, sizeof(*c));
+	seen = calloc(cap, 1);
+	ASSERT_TRUE(a && c && seen);
+	PAIR(SOCK_SEQPACKET);
+	for (i = 0; i < cap; i++) {
+		ret = reg1(self->c, SMBDIRECT_ACCESS_PEER_READ, a, PAGE, &d, &id);
+		ASSERT_EQ(0, ret) TH_LOG("registration %ld of %ld: %s", i + 1, cap, strerror(-ret));
+		ret = dereg_async(self->c, id, 0x5000 + i, NULL);
+		ASSERT_EQ(0, ret) TH_LOG("DEREGISTER_ASYNC %ld: %s", i + 1, strerror(-ret));
+	}
+	/* Every LOCAL_INV completed and every page unpinned: all are queued. */
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, SD_STEP_MS));
+	sd_sleep_ms(50);
+	ret = reg1(self->c, SMBDIRECT_ACCESS_PEER_READ, a, PAGE, &d, &id);
+	EXPECT_EQ(-ENOBUFS, ret) TH_LOG("REGISTER with %ld completions unreaped: %s", cap,
+					ret ? strerror(-ret) : "succeeded");
+	if (!ret)
+		EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	while (got < cap) {
+		ret = reap_all(self->c, c + got, cap - got > 32 ? 32 : cap - got, SD_STEP_MS);
+		ASSERT_LT(0, ret) TH_LOG("reaped %d of %ld: %s", got, cap,
+					 ret < 0 ? strerror(-ret) : "nothing more");
+		got += ret;
+	}
+	for (i = 0; i < cap; i++) {
+		ASSERT_TRUE(c[i].cookie >= 0x5000 && c[i].cookie < 0x5000 + (__u64)cap &&
+			    !seen[c[i].cookie - 0x5000])
+			TH_LOG("completion %ld: cookie %#llx", i, (unsigned long long)c[i].cookie);
+		seen[c[i].cookie - 0x5000] = 1;
+		EXPECT_EQ(0, c[i].status);
+	}
+	EXPECT_EQ(-EAGAIN, reap(self->c, c, 1)) TH_LOG("more completions than deregistrations");
+	ret = reg1(self->c, SMBDIRECT_ACCESS_PEER_READ, a, PAGE, &d, &id);
+	EXPECT_EQ(0, ret) TH_LOG("REGISTER after reaping: %s", strerror(-ret));
+	if (!ret)
+		EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	EXPECT_EQ(pin0, sd_vm_pin_kb(getpid()));
+	free(c);
+	free(seen);
+	munmap(a, PAGE);
+}
+
 TEST_F(pool, close_with_async_outstanding)
 {
 	struct smbdirect_buffer_descriptor_v1 d;

@@ -347,7 +347,8 @@ struct smbdirect_buffer_descriptor_v1 {
  *              SMBDIRECT_REG_MAX_BYTES bytes
  *   ENOSPC     desc_count too small (desc_count tells how many)
  *   ENOBUFS    the socket already holds max_registrations (module
- *              parameter, default 256) live registrations
+ *              parameter, default 256) live registrations, counting
+ *              SMBDIRECT_DEREG_ASYNC completions not reaped yet
  *   ENOMEM     RLIMIT_MEMLOCK would be exceeded, or no memory
  *   EFAULT     an unmapped range, or read-only memory asked for PEER_WRITE
  * A peer's SEND_WITH_INVALIDATE of a token registered without
@@ -403,7 +404,9 @@ struct smbdirect_deregister {
  * before the invalidation completed: the memory region was destroyed
  * instead, which ends the peer's access too. The memory must not be
  * reused, nor assumed unpinned, before that completion. Until then the
- * registration counts against max_registrations and RLIMIT_MEMLOCK.
+ * registration counts against RLIMIT_MEMLOCK, and until the completion
+ * is reaped against max_registrations: a process that never reaps gets
+ * ENOBUFS from REGISTER, the error queue does not grow without bound.
  * close() ends every pending one (completions nobody can reap any more
  * are freed); when only the transport goes (RDMA device removal) they
  * complete with its error. Nothing stays pinned after close().

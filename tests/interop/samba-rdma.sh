@@ -126,8 +126,8 @@ for t in "${transports[@]}"; do
 	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
-	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.user_identity"
-		"$p.example.no_stall" "$p.example.no_stall_sendfile")
+	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.rdma_errors_sendfile"
+		"$p.example.user_identity" "$p.example.no_stall" "$p.example.no_stall_sendfile")
 done
 names+=(samba-rdma.smbd.stop_leaves_nothing samba-rdma.ksmbd.start)
 for t in "${transports[@]}"; do
@@ -670,13 +670,15 @@ smbclient_smbd() { # T
 # WRITE in a chain completes; and smbd RDMA-read nothing of the WRITEs it
 # refused (its rdma_read_bytes grow by what the client says succeeded).
 # --sign: smbd wants the TREE_CONNECT of 3.1.1 signed ("server min
-# protocol = SMB3" leaves no older dialect).
+# protocol = SMB3" leaves no older dialect). SHARE (default "share"):
+# "zc" runs the READs from the page cache ("use sendfile = yes"), where
+# a READ in a compound chain waits for its transfer in the event loop.
 example_errors() {
-	local t=$1 a=${addr[$1]} name=samba-rdma.smbd.$1.example.rdma_errors
-	local log=$work/$t.errors.log why='' want client=$us/examples/smbdirect-example-smb2-client
+	local t=$1 sh=${2:-share} a=${addr[$1]} name=samba-rdma.smbd.$1.example.rdma_errors${3:-}
+	local log=$work/$t.errors$sh.log why='' want client=$us/examples/smbdirect-example-smb2-client
 	[ -x "$client" ] || { tap_fail "$name" "$client was not built"; return; }
 	stats "$work/c0"
-	timed "$name" timeout -s KILL 120 "$client" -u root -p P --sign "$a" "${sport[$t]}" "//$a/share" \
+	timed "$name" timeout -s KILL 120 "$client" -u root -p P --sign "$a" "${sport[$t]}" "//$a/$sh" \
 		rdma-errors >"$log" 2>&1
 	rc=$?
 	stats "$work/c1"
@@ -756,6 +758,7 @@ for t in "${transports[@]}"; do
 		if [ "$t" = rxe4 ]; then
 			mark "$t: the example client's error paths against smbd"
 			example_errors "$t"
+			example_errors "$t" zc _sendfile
 			example_identity "$t"
 			example_no_stall "$t" share no_stall
 			example_no_stall "$t" zc no_stall_sendfile

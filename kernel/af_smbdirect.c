@@ -67,7 +67,7 @@ static void sd_sk_destruct(struct sock *sk)
 	struct sd_sock *sd = sd_sk(sk);
 
 	WARN_ON_ONCE(sd->cm_id || sd->pd || !list_empty(&sd->regs));
-	/* Off sd_all, its counters added to the totals. */
+	/* Off its namespace's list and totals. */
 	sd_stats_sock_free(sd);
 	sd_queues_free(sd, true);
 	sd_rw_cq_free(sd);
@@ -86,8 +86,11 @@ static void sd_data_ready(struct sock *sk)
 	sk_wake_async(sk, SOCK_WAKE_WAITD, POLL_IN);
 }
 
-/* What every socket of ours starts with, whoever allocated it. */
-static void sd_sock_setup(struct sd_sock *sd, int type)
+/*
+ * What every socket of ours starts with, whoever allocated it. 0, or
+ * -ENOMEM: the caller frees the socket (its destructor copes).
+ */
+static int sd_sock_setup(struct sd_sock *sd, int type)
 {
 	struct sock *sk = &sd->sk;
 
@@ -102,8 +105,7 @@ static void sd_sock_setup(struct sd_sock *sd, int type)
 	sd_tcp_opts_default(&sd->tcp_opts);
 	/* SMB-Direct keepalive is on by default, as in cifs.ko and ksmbd. */
 	sock_set_flag(sk, SOCK_KEEPOPEN);
-	sd_stats_sock_init(sd);
-	sd_all_add(sd);
+	return sd_stats_sock_init(sd);
 }
 
 /*
@@ -162,7 +164,13 @@ struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
 #endif
 	if (family == AF_INET || family == AF_INET6)
 		sd_inet_lock_class(sk);
-	sd_sock_setup(sd, type);
+	if (sd_sock_setup(sd, type)) {
+		/* Not the socket()'s any more: __sock_create() drops it bare. */
+		if (sock)
+			sock->sk = NULL;
+		sk_free(sk);
+		return NULL;
+	}
 	return sd;
 }
 
@@ -174,10 +182,14 @@ struct sd_sock *sd_sock_alloc(struct net *net, struct socket *sock, int family,
  */
 static int sd_inet_sk_init(struct sock *sk)
 {
+	int err;
+
 	sd_inet_lock_class(sk);
-	sd_sock_setup(sd_sk(sk), sk->sk_type);
-	sd_memcg_from_current(sd_sk(sk), sk->sk_kern_sock);
-	return 0;
+	/* On failure inet_create() releases sk, which our destructor copes with. */
+	err = sd_sock_setup(sd_sk(sk), sk->sk_type);
+	if (!err)
+		sd_memcg_from_current(sd_sk(sk), sk->sk_kern_sock);
+	return err;
 }
 
 static bool sd_is_inet(const struct sock *sk)

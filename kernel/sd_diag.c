@@ -17,62 +17,7 @@
 
 #include "compat.h"
 #include "sd_sock.h"
-
-static DEFINE_SPINLOCK(sd_all_lock);
-static LIST_HEAD(sd_all);
-/* The all_seq of the newest socket: the list is in all_seq order. */
-static unsigned long sd_all_last_seq;
-
-void sd_all_add(struct sd_sock *sd)
-{
-	spin_lock_bh(&sd_all_lock);
-	sd->all_seq = ++sd_all_last_seq;
-	list_add_tail(&sd->all_node, &sd_all);
-	spin_unlock_bh(&sd_all_lock);
-}
-
-/*
- * From sk_destruct (through sd_stats_sock_free()): the last reference is
- * gone, maybe in softirq context.
- */
-void sd_all_del(struct sd_sock *sd)
-{
-	spin_lock_bh(&sd_all_lock);
-	list_del_init(&sd->all_node);
-	spin_unlock_bh(&sd_all_lock);
-}
-
-/*
- * Up to max sockets after the one whose all_seq is after (0: from the
- * start) for which match(sd, arg) holds (called under sd_all_lock, so it
- * may only read what does not need a socket lock), each held: the caller
- * fills them outside the lock, sock_put()s them, and resumes after the
- * all_seq of the last one it is done with. A cursor by all_seq, not by
- * position, neither repeats nor skips a socket when others go meanwhile.
- * Sockets already being destroyed are left out.
- */
-unsigned int sd_all_collect(unsigned long after,
-			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
-			    struct sock **batch, unsigned int max)
-{
-	unsigned int n = 0;
-	struct sd_sock *sd;
-
-	if (!max)
-		return 0;
-	spin_lock_bh(&sd_all_lock);
-	list_for_each_entry(sd, &sd_all, all_node) {
-		if (sd->all_seq <= after || (match && !match(sd, arg)))
-			continue;
-		if (!refcount_inc_not_zero(&sd->sk.sk_refcnt))
-			continue;
-		batch[n++] = &sd->sk;
-		if (n == max)
-			break;
-	}
-	spin_unlock_bh(&sd_all_lock);
-	return n;
-}
+#include "test_hooks.h"
 
 /*
  * The inet view of our addresses (sd->local, sd->peer): what
@@ -169,7 +114,7 @@ static void sd_diag_dump(struct sk_buff *skb, struct netlink_callback *cb,
 	unsigned int n, i;
 
 	do {
-		n = sd_all_collect((unsigned long)cb->args[0], sd_diag_filter_match,
+		n = sd_all_collect(f.net, (unsigned long)cb->args[0], sd_diag_filter_match,
 				   &f, batch, SD_DIAG_BATCH);
 		for (i = 0; i < n; i++) {
 			struct sock *sk = batch[i];
@@ -192,36 +137,29 @@ static void sd_diag_dump(struct sk_buff *skb, struct netlink_callback *cb,
 	} while (n == SD_DIAG_BATCH);
 }
 
+static bool sd_diag_one_match(struct sd_sock *sd, void *arg)
+{
+	const struct inet_diag_req_v2 *req = arg;
+	struct sock *sk = &sd->sk;
+
+	return sk->sk_protocol == sd_diag_handler.idiag_type &&
+	       sk->sk_family == req->sdiag_family &&
+	       !sock_diag_check_cookie(sk, req->id.idiag_cookie) &&
+	       (!req->id.idiag_sport || req->id.idiag_sport == sd->inet.inet_sport) &&
+	       (!req->id.idiag_dport || req->id.idiag_dport == READ_ONCE(sk->sk_dport));
+}
+
 /* One socket, by the cookie of an earlier dump (as ss -K or a monitor asks). */
 static int sd_diag_dump_one(struct netlink_callback *cb,
 			    const struct inet_diag_req_v2 *req)
 {
 	struct sk_buff *in_skb = cb->skb;
 	struct net *net = sock_net(in_skb->sk);
-	struct sock *found = NULL;
+	struct sock *found;
 	struct sk_buff *rep;
-	struct sd_sock *sd;
 	int err;
 
-	spin_lock_bh(&sd_all_lock);
-	list_for_each_entry(sd, &sd_all, all_node) {
-		struct sock *sk = &sd->sk;
-
-		if (!net_eq(sock_net(sk), net) ||
-		    sk->sk_protocol != sd_diag_handler.idiag_type ||
-		    sk->sk_family != req->sdiag_family ||
-		    sock_diag_check_cookie(sk, req->id.idiag_cookie) ||
-		    (req->id.idiag_sport &&
-		     req->id.idiag_sport != sd->inet.inet_sport) ||
-		    (req->id.idiag_dport &&
-		     req->id.idiag_dport != READ_ONCE(sk->sk_dport)))
-			continue;
-		if (refcount_inc_not_zero(&sk->sk_refcnt))
-			found = sk;
-		break;
-	}
-	spin_unlock_bh(&sd_all_lock);
-	if (!found)
+	if (!sd_all_collect(net, 0, sd_diag_one_match, (void *)req, &found, 1))
 		return -ENOENT;
 
 	rep = nlmsg_new(nla_total_size(sizeof(struct inet_diag_msg)) +

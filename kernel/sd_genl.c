@@ -41,18 +41,22 @@
  * Totals are per network namespace (struct sd_stats_ns): a reader sees
  * its own namespace's traffic and the devices its sockets used, never
  * another tenant's (issue #26), and a reset is the namespace's own
- * business, so CAP_NET_ADMIN over that namespace suffices for it. The
- * namespace's totals and each device's are what its closed sockets had
- * (folded in by their destructor) plus what its live sockets have, each
- * minus its stats_base: what the totals already held of it when it was
- * folded (moving to another device) or when STATS_RESET ran, which sets
- * every live socket's stats_base to its counters. So a reset restarts the
- * totals at 0 while each socket keeps its own counters, and no event is
- * counted twice or lost: folding, resetting and reading the totals all
- * hold sd_stats_lock, and a socket leaves its namespace's list only under
- * it, already folded. Reading walks the namespace's own sockets only.
- * The lock keeps bottom halves off because a socket's destructor, which
- * folds, may run in softirq context.
+ * business, so CAP_NET_ADMIN over that namespace suffices for it. Each
+ * event a socket counts (sd_stat_add(), under sd->lock) goes to the
+ * socket's own counters and to per-CPU counters of its namespace and of
+ * the device entry it counts on: a total is the sum over the CPUs minus
+ * what the last STATS_RESET saw (base). So neither reading nor resetting
+ * the totals visits a socket (issue #45 item 7j: they walked every socket
+ * of the namespace under the global lock with bottom halves off), and no
+ * event is counted twice or lost: a socket's destructor has nothing to
+ * fold, a socket moving to another device counts there from then on.
+ * Live sockets keep their own counters through a reset.
+ *
+ * A namespace's live sockets are also in its xarray (socks), by a number
+ * given at creation (all_seq, cyclic, increasing until it wraps): the
+ * SOCK_GET and sock_diag dumps walk only the caller's namespace, in
+ * batches each resumed where the last one ended (sd_all_collect(); item
+ * 7d: each batch rescanned every namespace's sockets from the start).
  *
  * A namespace's totals live from its creation (or the module's load) until
  * both the namespace is gone and its last socket is freed: a kernel
@@ -70,6 +74,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cred.h>
+#include <linux/percpu.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/xarray.h>
 #include <linux/sock_diag.h>
 #include <linux/list.h>
 #include <linux/slab.h>
@@ -87,6 +94,7 @@
 #include "uapi/linux/smbdirect_genl.h"
 #include "compat.h"
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 /* struct sd_stats' first entries are the attributes, in the same order. */
 static_assert(SMBDIRECT_A_STATS_MSGS_TX + SD_STAT_ERR_RDMA == SMBDIRECT_A_STATS_ERR_RDMA);
@@ -98,20 +106,30 @@ static_assert(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS - SD_STAT_LISTEN_OVERFLOWS ==
 	      SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS - SD_STAT_LISTEN_HALF_OPEN_DROPS);
 static_assert(SD_STAT_LISTEN_HALF_OPEN_DROPS + 1 == SD_STAT_NR);
 
+/* Counters of one namespace or device entry, per CPU. */
+struct sd_stats_pcpu {
+	u64_stats_t v[SD_STAT_NR];
+	struct u64_stats_sync syncp;
+};
+
 struct sd_stats_dev {
 	struct list_head node;
 	u32 index;		/* ib_device.index */
-	u32 sockets;		/* live sockets whose sd->dev.in_stats is this */
+	u32 sockets;		/* live sockets whose sd->dev.entry is this */
 	char name[IB_DEVICE_NAME_MAX];
-	struct sd_stats folded;	/* of sockets gone, or gone elsewhere */
+	struct sd_stats_pcpu __percpu *pcpu;	/* since the entry was made */
+	struct sd_stats base;	/* the sums at the last reset */
 };
 
-/* One network namespace's totals; every field under sd_stats_lock. */
+/* One network namespace's totals; sd_stats_lock unless said otherwise. */
 struct sd_stats_ns {
-	struct sd_stats folded;		/* of its sockets gone */
+	struct sd_stats_pcpu __percpu *pcpu;	/* lockless */
+	struct sd_stats base;		/* the sums at the last reset */
 	struct list_head devs;		/* struct sd_stats_dev */
 	unsigned int nr_devs;
-	struct list_head socks;		/* live sockets, by sd->stats_node */
+	/* Live sockets by sd->all_seq; the xarray's own lock (bottom halves). */
+	struct xarray socks;
+	u32 next_seq;			/* socks' cyclic allocation */
 	unsigned int nr_socks;
 	/* nr_socks, and 1 while the namespace lives: the last frees it. */
 	unsigned int users;
@@ -143,31 +161,71 @@ static struct sd_stats_dev *sd_stats_dev_find(struct sd_stats_ns *ns, u32 index)
 	return NULL;
 }
 
-static void sd_stats_add(struct sd_stats *to, const struct sd_stats *now,
-			 const struct sd_stats *base)
+static struct sd_stats_pcpu __percpu *sd_stats_pcpu_alloc(void)
 {
-	unsigned int i;
+	struct sd_stats_pcpu __percpu *pcpu;
+	int cpu;
 
-	for (i = 0; i < SD_STAT_NR; i++)
-		to->v[i] += now->v[i] - base->v[i];
+	pcpu = alloc_percpu_gfp(struct sd_stats_pcpu, GFP_KERNEL_ACCOUNT);
+	if (pcpu)
+		for_each_possible_cpu(cpu)
+			u64_stats_init(&per_cpu_ptr(pcpu, cpu)->syncp);
+	return pcpu;
 }
 
-/*
- * What the totals do not hold yet of sd goes to its namespace's and its
- * device's folded counters. Both locks held.
- */
-static void sd_stats_fold(struct sd_sock *sd)
-	__must_hold(&sd_stats_lock) __must_hold(&sd->lock)
+static void sd_stats_pcpu_add(struct sd_stats_pcpu __percpu *pcpu, enum sd_stat stat, u64 n)
 {
-	struct sd_stats_ns *ns = sd->stats_ns;
-	struct sd_stats_dev *e = NULL;
+	struct sd_stats_pcpu *p = get_cpu_ptr(pcpu);
+	unsigned long flags;
 
-	if (sd->dev.in_stats)
-		e = sd_stats_dev_find(ns, sd->dev.index);
-	sd_stats_add(&ns->folded, &sd->stats, &sd->stats_base);
-	if (e)
-		sd_stats_add(&e->folded, &sd->stats, &sd->stats_base);
-	sd->stats_base = sd->stats;
+	/* A writer of this CPU's counters may be interrupted by another. */
+	flags = u64_stats_update_begin_irqsave(&p->syncp);
+	u64_stats_add(&p->v[stat], n);
+	u64_stats_update_end_irqrestore(&p->syncp, flags);
+	put_cpu_ptr(pcpu);
+}
+
+/* The counters summed over the CPUs, minus base. */
+static void sd_stats_pcpu_sum(struct sd_stats_pcpu __percpu *pcpu,
+			      const struct sd_stats *base, struct sd_stats *out)
+{
+	struct sd_stats one;
+	unsigned int start, i;
+	int cpu;
+
+	memset(out, 0, sizeof(*out));
+	for_each_possible_cpu(cpu) {
+		const struct sd_stats_pcpu *p = per_cpu_ptr(pcpu, cpu);
+
+		do {
+			start = u64_stats_fetch_begin(&p->syncp);
+			for (i = 0; i < SD_STAT_NR; i++)
+				one.v[i] = u64_stats_read(&p->v[i]);
+		} while (u64_stats_fetch_retry(&p->syncp, start));
+		for (i = 0; i < SD_STAT_NR; i++)
+			out->v[i] += one.v[i];
+	}
+	if (base)
+		for (i = 0; i < SD_STAT_NR; i++)
+			out->v[i] -= base->v[i];
+}
+
+/* An event of sd's, for its namespace's and its device's totals. */
+void sd_stats_count(struct sd_sock *sd, enum sd_stat stat, u64 n)
+	__must_hold(&sd->lock)
+{
+	if (sd->stats_ns)
+		sd_stats_pcpu_add(sd->stats_ns->pcpu, stat, n);
+	if (sd->dev.entry)
+		sd_stats_pcpu_add(sd->dev.entry->pcpu, stat, n);
+}
+
+static void sd_stats_dev_free(struct sd_stats_dev *e)
+{
+	if (e) {
+		free_percpu(e->pcpu);
+		kfree(e);
+	}
 }
 
 static void sd_stats_ns_free(struct sd_stats_ns *ns)
@@ -176,8 +234,11 @@ static void sd_stats_ns_free(struct sd_stats_ns *ns)
 
 	list_for_each_entry_safe(e, tmp, &ns->devs, node) {
 		list_del(&e->node);
-		kfree(e);
+		sd_stats_dev_free(e);
 	}
+	WARN_ON_ONCE(!xa_empty(&ns->socks));
+	xa_destroy(&ns->socks);
+	free_percpu(ns->pcpu);
 	kfree(ns);
 }
 
@@ -189,8 +250,13 @@ static int __net_init sd_stats_net_init(struct net *net)
 
 	if (!ns)
 		return -ENOMEM;
+	ns->pcpu = sd_stats_pcpu_alloc();
+	if (!ns->pcpu) {
+		kfree(ns);
+		return -ENOMEM;
+	}
 	INIT_LIST_HEAD(&ns->devs);
-	INIT_LIST_HEAD(&ns->socks);
+	xa_init_flags(&ns->socks, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	ns->users = 1;
 	sn->ns = ns;
 	return 0;
@@ -224,17 +290,27 @@ unsigned int *sd_stats_ns_half_open(struct sd_sock *sd)
 	return &sd->stats_ns->half_open;
 }
 
-/* Every new socket: counted in its namespace's totals from now on. */
-void sd_stats_sock_init(struct sd_sock *sd)
+/*
+ * Every new socket: on its namespace's list (for the dumps) and counted in
+ * its totals from now on. 0 or -ENOMEM (the socket is then freed).
+ */
+int sd_stats_sock_init(struct sd_sock *sd)
 {
 	struct sd_stats_ns *ns = sd_stats_ns_of(sock_net(&sd->sk));
+	u32 seq;
+	int err;
 
+	err = xa_alloc_cyclic_bh(&ns->socks, &seq, sd, xa_limit_32b, &ns->next_seq,
+				 GFP_KERNEL_ACCOUNT);
+	if (err < 0)
+		return err;
+	sd->all_seq = seq;
 	spin_lock_bh(&sd_stats_lock);
 	ns->users++;
 	ns->nr_socks++;
-	list_add_tail(&sd->stats_node, &ns->socks);
 	sd->stats_ns = ns;
 	spin_unlock_bh(&sd_stats_lock);
+	return 0;
 }
 
 /*
@@ -249,6 +325,13 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 	u32 transport = sd_transport_kind(dev, port);
 
 	fresh = sd_kzalloc_obj(fresh, GFP_KERNEL_ACCOUNT);
+	if (fresh) {
+		fresh->pcpu = sd_stats_pcpu_alloc();
+		if (!fresh->pcpu) {
+			kfree(fresh);
+			fresh = NULL;
+		}
+	}
 	spin_lock_bh(&sd_stats_lock);
 	e = sd_stats_dev_find(ns, dev->index);
 	if (!e && fresh) {
@@ -263,15 +346,12 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 		strscpy(e->name, dev->name, sizeof(e->name));
 
 	spin_lock(&sd->lock);
-	if (!sd->dev.in_stats || !e || sd->dev.index != dev->index) {
-		if (sd->dev.in_stats) {
-			/* Its past stays with the old device's total. */
-			sd_stats_fold(sd);
-			old = sd_stats_dev_find(ns, sd->dev.index);
-			if (old)
-				old->sockets--;
-		}
-		sd->dev.in_stats = !!e;
+	/* Its past stays with the old device's total; it counts on e now. */
+	old = sd->dev.entry;
+	if (old != e) {
+		if (old)
+			old->sockets--;
+		sd->dev.entry = e;
 		if (e)
 			e->sockets++;
 	}
@@ -282,40 +362,69 @@ void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port)
 	strscpy(sd->dev.name, dev->name, sizeof(sd->dev.name));
 	spin_unlock(&sd->lock);
 	spin_unlock_bh(&sd_stats_lock);
-	kfree(fresh);
+	sd_stats_dev_free(fresh);
 }
 
 /*
- * From the socket's destructor: its counters join its namespace's totals
- * and it leaves the namespace's list, as one step for whoever reads the
- * totals; then it leaves sd_all.
+ * From the socket's destructor: off its namespace's list and totals (its
+ * events are in them already). Not there if its creation failed.
  */
 void sd_stats_sock_free(struct sd_sock *sd)
 {
 	struct sd_stats_ns *ns = sd->stats_ns;
-	struct sd_stats_dev *e;
 	bool last = false;
 
+	if (!ns)
+		return;
+	xa_erase_bh(&ns->socks, sd->all_seq);
 	spin_lock_bh(&sd_stats_lock);
-	if (ns) {
-		spin_lock(&sd->lock);
-		sd_stats_fold(sd);
-		if (sd->dev.in_stats) {
-			e = sd_stats_dev_find(ns, sd->dev.index);
-			if (e)
-				e->sockets--;
-			sd->dev.in_stats = false;
-		}
-		spin_unlock(&sd->lock);
-		list_del_init(&sd->stats_node);
-		ns->nr_socks--;
-		last = !--ns->users;
-		sd->stats_ns = NULL;
-	}
+	spin_lock(&sd->lock);
+	if (sd->dev.entry)
+		sd->dev.entry->sockets--;
+	sd->dev.entry = NULL;
+	sd->stats_ns = NULL;
+	spin_unlock(&sd->lock);
+	ns->nr_socks--;
+	last = !--ns->users;
 	spin_unlock_bh(&sd_stats_lock);
-	sd_all_del(sd);
 	if (last)
 		sd_stats_ns_free(ns);
+}
+
+/*
+ * Up to max sockets of net numbered above the cursor (0: from the start)
+ * for which match(sd, arg) holds (called under the xarray's lock, so it
+ * may only read what needs no socket lock), each held: the caller fills them
+ * outside the lock, sock_put()s them, and resumes after the all_seq of
+ * the last one it is done with. A cursor by number, not by position,
+ * neither repeats nor skips a socket when others go meanwhile (until the
+ * numbers wrap, after 2^32 sockets). Sockets already being destroyed are
+ * left out. The caller's namespace is alive (it asked), so are its totals.
+ */
+unsigned int sd_all_collect(struct net *net, unsigned long after,
+			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
+			    struct sock **batch, unsigned int max)
+{
+	struct sd_stats_ns *ns = sd_stats_ns_of(net);
+	XA_STATE(xas, &ns->socks, after + 1);
+	unsigned int n = 0;
+	struct sd_sock *sd;
+
+	if (!max || after >= U32_MAX)
+		return 0;
+	xas_lock_bh(&xas);
+	xas_for_each(&xas, sd, U32_MAX) {
+		sd_test_socket_walked();
+		if (match && !match(sd, arg))
+			continue;
+		if (!refcount_inc_not_zero(&sd->sk.sk_refcnt))
+			continue;
+		batch[n++] = &sd->sk;
+		if (n == max)
+			break;
+	}
+	xas_unlock_bh(&xas);
+	return n;
 }
 
 /* A socket in uapi_state is wanted by a dump with (or without) a mask. */
@@ -396,11 +505,6 @@ static const struct nla_policy sd_genl_sock_get_policy[SMBDIRECT_A_SOCK_MAX + 1]
 static const struct nla_policy sd_genl_no_attrs_policy[2] = {
 	[1] = { .type = NLA_REJECT },
 };
-
-static bool sd_genl_same_net(struct sd_sock *sd, void *arg)
-{
-	return net_eq(sock_net(&sd->sk), arg);
-}
 
 static void sd_genl_addr_of(struct sd_genl_addr *a,
 			    const struct sockaddr_storage *ss)
@@ -745,8 +849,7 @@ static int sd_genl_sock_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	unsigned int n, i;
 
 	do {
-		n = sd_all_collect(d->cursor, sd_genl_same_net, net, batch,
-				   SD_GENL_BATCH);
+		n = sd_all_collect(net, d->cursor, NULL, NULL, batch, SD_GENL_BATCH);
 		for (i = 0; i < n; i++) {
 			struct sock *sk = batch[i];
 			unsigned long seq = sd_sk(sk)->all_seq;
@@ -782,31 +885,13 @@ struct sd_genl_totals {
 	unsigned int nr_devs;
 };
 
-/* Under sd_stats_lock: one live socket's part. */
-static void sd_genl_add_live(struct sd_sock *sd, struct sd_genl_totals *t)
-	__must_hold(&sd_stats_lock)
-{
-	unsigned int i;
-
-	spin_lock(&sd->lock);
-	sd_stats_add(&t->module, &sd->stats, &sd->stats_base);
-	for (i = 0; sd->dev.in_stats && i < t->nr_devs; i++) {
-		if (t->devs[i].index == sd->dev.index) {
-			sd_stats_add(&t->devs[i].stats, &sd->stats, &sd->stats_base);
-			break;
-		}
-	}
-	spin_unlock(&sd->lock);
-}
-
 /*
- * ns's totals now: what was folded plus what its live sockets add. The
+ * ns's totals now: its sums and its devices' since the last reset. The
  * caller's namespace is alive (it asked), so are its totals.
  */
 static int sd_genl_totals(struct sd_stats_ns *ns, struct sd_genl_totals *t)
 {
 	struct sd_stats_dev *e;
-	struct sd_sock *sd;
 	unsigned int n;
 
 	memset(t, 0, sizeof(*t));
@@ -824,7 +909,7 @@ static int sd_genl_totals(struct sd_stats_ns *ns, struct sd_genl_totals *t)
 		spin_unlock_bh(&sd_stats_lock);
 		kfree(t->devs);
 	}
-	t->module = ns->folded;
+	sd_stats_pcpu_sum(ns->pcpu, &ns->base, &t->module);
 	t->sockets = ns->nr_socks;
 	list_for_each_entry(e, &ns->devs, node) {
 		struct sd_genl_dev_snap *ds = &t->devs[t->nr_devs++];
@@ -832,10 +917,8 @@ static int sd_genl_totals(struct sd_stats_ns *ns, struct sd_genl_totals *t)
 		ds->index = e->index;
 		ds->sockets = e->sockets;
 		memcpy(ds->name, e->name, sizeof(ds->name));
-		ds->stats = e->folded;
+		sd_stats_pcpu_sum(e->pcpu, &e->base, &ds->stats);
 	}
-	list_for_each_entry(sd, &ns->socks, stats_node)
-		sd_genl_add_live(sd, t);
 	spin_unlock_bh(&sd_stats_lock);
 	return 0;
 }
@@ -896,36 +979,30 @@ out:
 }
 
 /*
- * The caller's namespace's totals restart at 0: folded counters zeroed,
- * every live socket's counters so far declared already counted
- * (stats_base), entries of devices no live socket uses freed. Sockets
- * keep their own counters; other namespaces' totals are not touched.
+ * The caller's namespace's totals restart at 0: what its counters and its
+ * devices' sum to now becomes their base, entries of devices no live
+ * socket uses are freed. Sockets keep their own counters; other
+ * namespaces' totals are not touched.
  */
 static int sd_genl_stats_reset(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sd_stats_ns *ns = sd_stats_ns_of(genl_info_net(info));
 	struct sd_stats_dev *e, *tmp;
-	struct sd_sock *sd;
 	LIST_HEAD(gone);
 
 	spin_lock_bh(&sd_stats_lock);
-	memset(&ns->folded, 0, sizeof(ns->folded));
+	sd_stats_pcpu_sum(ns->pcpu, NULL, &ns->base);
 	list_for_each_entry_safe(e, tmp, &ns->devs, node) {
 		if (e->sockets) {
-			memset(&e->folded, 0, sizeof(e->folded));
+			sd_stats_pcpu_sum(e->pcpu, NULL, &e->base);
 			continue;
 		}
 		list_move(&e->node, &gone);
 		ns->nr_devs--;
 	}
-	list_for_each_entry(sd, &ns->socks, stats_node) {
-		spin_lock(&sd->lock);
-		sd->stats_base = sd->stats;
-		spin_unlock(&sd->lock);
-	}
 	spin_unlock_bh(&sd_stats_lock);
 	list_for_each_entry_safe(e, tmp, &gone, node)
-		kfree(e);
+		sd_stats_dev_free(e);
 	return 0;
 }
 

@@ -162,7 +162,8 @@ struct sd_stats {
  */
 struct sd_dev_info {
 	bool known;
-	bool in_stats;		/* counted in its sd_genl.c device entry */
+	/* The sd_genl.c device entry it counts on (and keeps), or NULL. */
+	struct sd_stats_dev *entry;
 	u32 index;		/* ib_device.index */
 	u32 port;
 	u32 transport;		/* SMBDIRECT_TRANSPORT_* */
@@ -194,7 +195,6 @@ struct sd_sock {
 	struct sockaddr_storage peer;
 	bool bound;
 
-	struct list_head all_node;	/* sd_all (sd_diag.c), alloc to destruct */
 	struct rdma_cm_id *cm_id;
 	struct list_head dev_node;	/* sd_list, while cm_id exists */
 	struct list_head rm_node;	/* device removal batch */
@@ -375,14 +375,11 @@ struct sd_sock {
 	unsigned int nr_half_open;	/* on pending: children with half_open */
 
 	/* Diagnostics (sd_diag.c, sd_genl.c). */
-	unsigned long all_seq;		/* order on sd_all, set once */
+	u32 all_seq;			/* number on its namespace's xarray, set once */
 	struct sd_dev_info dev;		/* sd->lock */
 	struct sd_stats stats;		/* sd->lock */
-	/* What the namespace's and device totals already hold of stats. */
-	struct sd_stats stats_base;	/* sd_stats_lock and sd->lock */
-	/* The totals of the socket's network namespace, and its place on them. */
-	struct sd_stats_ns *stats_ns;	/* set once, sd_stats_lock */
-	struct list_head stats_node;	/* sd_stats_lock */
+	/* The totals of the socket's network namespace, from creation to destruct. */
+	struct sd_stats_ns *stats_ns;	/* sd_stats_lock and sd->lock */
 #if IS_ENABLED(CONFIG_IPV6)
 	/* Last (see SD_PROTO_IPV6_PINFO): inet6_create() sets it up. */
 	struct ipv6_pinfo inet6;
@@ -428,10 +425,13 @@ static inline u32 sd_uapi_state(enum sd_state state)
 	return uapi[state];
 }
 
+void sd_stats_count(struct sd_sock *sd, enum sd_stat stat, u64 n);
+
 static inline void sd_stat_add(struct sd_sock *sd, enum sd_stat stat, u64 n)
 	__must_hold(&sd->lock)
 {
 	sd->stats.v[stat] += n;
+	sd_stats_count(sd, stat, n);
 }
 
 /*
@@ -598,11 +598,6 @@ void sd_rw_cqe_post(struct sd_sock *sd, struct sd_rw_cqe *e, u64 cookie,
 		    int status, u64 bytes, bool slot);
 
 /* sd_diag.c */
-void sd_all_add(struct sd_sock *sd);
-void sd_all_del(struct sd_sock *sd);
-unsigned int sd_all_collect(unsigned long after,
-			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
-			    struct sock **batch, unsigned int max);
 void sd_inet_addrs_sync(struct sd_sock *sd);
 int sd_diag_init(int protocol);
 void sd_diag_exit(void);
@@ -611,7 +606,10 @@ void sd_diag_exit(void);
 int sd_genl_init(void);
 void sd_genl_exit(void);
 void sd_stats_dev_bind(struct sd_sock *sd, struct ib_device *dev, u32 port);
-void sd_stats_sock_init(struct sd_sock *sd);
+int sd_stats_sock_init(struct sd_sock *sd);
+unsigned int sd_all_collect(struct net *net, unsigned long after,
+			    bool (*match)(struct sd_sock *sd, void *arg), void *arg,
+			    struct sock **batch, unsigned int max);
 void sd_stats_sock_free(struct sd_sock *sd);
 bool sd_genl_state_wanted(bool have_mask, u32 mask, u32 uapi_state);
 unsigned int *sd_stats_ns_half_open(struct sd_sock *sd);

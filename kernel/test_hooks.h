@@ -170,8 +170,22 @@ static inline int sd_test_repost_fail(void)
 	return atomic_dec_if_positive(&af_smbdirect_test_repost_enotconn) == 0 ?
 	       -ENOTCONN : 0;
 }
+
+/*
+ * af_smbdirect/test_sockets_walked: sockets a dump, a STATS_GET or a
+ * STATS_RESET visited under a lock every socket of a namespace (or of
+ * every namespace) depends on. A test zeroes it, asks, and reads what the
+ * request cost.
+ */
+extern atomic_t af_smbdirect_test_sockets_walked;
+
+static inline void sd_test_socket_walked(void)
+{
+	atomic_inc(&af_smbdirect_test_sockets_walked);
+}
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
+static inline void sd_test_socket_walked(void) {}
 static inline void af_smbdirect_test_hooks_exit(void) {}
 static inline void sd_test_rx_delay(void) {}
 static inline void sd_test_disconnect_delay(void) {}

@@ -17,12 +17,9 @@
  * The test build's hook test_negotiate_timeout_ms holds the children as
  * long as a case needs them (or lets them time out sooner).
  */
-#include <linux/genetlink.h>
-#include <linux/netlink.h>
-
 #include "kselftest_harness.h"
 #include "sd_flood.h"
-#include <linux/smbdirect_genl.h>
+#include "sd_genl_test.h"
 
 #define PARAM_DIR "/sys/module/af_smbdirect/parameters/"
 #define NEGOTIATE_HOOK "/sys/kernel/debug/af_smbdirect/test_negotiate_timeout_ms"
@@ -37,99 +34,6 @@ static int write_long(const char *path, long v)
 
 	snprintf(buf, sizeof(buf), "%ld", v);
 	return sd_write_str(path, buf);
-}
-
-/* ---- the counters, through SMBDIRECT_CMD_STATS_GET --------------------- */
-
-struct genl_msg {
-	struct nlmsghdr n;
-	struct genlmsghdr g;
-	char attrs[1024];
-};
-
-/* One request, one reply (or an error) into *m; -errno. */
-static int genl_talk(int fd, struct genl_msg *m)
-{
-	ssize_t n;
-
-	if (send(fd, m, m->n.nlmsg_len, 0) < 0)
-		return -errno;
-	n = recv(fd, m, sizeof(*m), 0);
-	if (n < 0)
-		return -errno;
-	if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&m->n, (size_t)n))
-		return -EBADMSG;
-	if (m->n.nlmsg_type == NLMSG_ERROR)
-		return ((struct nlmsgerr *)NLMSG_DATA(&m->n))->error ?: -ENOMSG;
-	return 0;
-}
-
-/* The attribute of that type among [p, p + len), or NULL. */
-static struct nlattr *nla_find(void *p, int len, int type)
-{
-	struct nlattr *a = p;
-
-	while (len >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= len) {
-		if ((a->nla_type & NLA_TYPE_MASK) == type)
-			return a;
-		len -= NLA_ALIGN(a->nla_len);
-		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-	}
-	return NULL;
-}
-
-/*
- * Counter attr of the caller's namespace's totals; -ENOENT if the module
- * does not send it.
- */
-static int stats_get(int attr, __u64 *v)
-{
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	struct genl_msg m = {};
-	struct nlattr *a;
-	int ret, family, len;
-
-	if (fd < 0)
-		return -errno;
-	m.n.nlmsg_type = GENL_ID_CTRL;
-	m.n.nlmsg_flags = NLM_F_REQUEST;
-	m.g.cmd = CTRL_CMD_GETFAMILY;
-	m.g.version = 1;
-	a = (struct nlattr *)m.attrs;
-	a->nla_type = CTRL_ATTR_FAMILY_NAME;
-	a->nla_len = NLA_HDRLEN + sizeof(SMBDIRECT_GENL_NAME);
-	memcpy((char *)a + NLA_HDRLEN, SMBDIRECT_GENL_NAME, sizeof(SMBDIRECT_GENL_NAME));
-	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN + NLA_ALIGN(a->nla_len));
-	ret = genl_talk(fd, &m);
-	if (ret)
-		goto out;
-	len = m.n.nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-	a = nla_find(m.attrs, len, CTRL_ATTR_FAMILY_ID);
-	ret = -ENOENT;
-	if (!a)
-		goto out;
-	family = *(__u16 *)((char *)a + NLA_HDRLEN);
-	memset(&m, 0, sizeof(m));
-	m.n.nlmsg_type = family;
-	m.n.nlmsg_flags = NLM_F_REQUEST;
-	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	m.g.cmd = SMBDIRECT_CMD_STATS_GET;
-	m.g.version = SMBDIRECT_GENL_VERSION;
-	ret = genl_talk(fd, &m);
-	if (ret)
-		goto out;
-	len = m.n.nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-	a = nla_find(m.attrs, len, SMBDIRECT_A_STATS_TOP_MODULE);
-	if (a)
-		a = nla_find((char *)a + NLA_HDRLEN, a->nla_len - NLA_HDRLEN, attr);
-	ret = -ENOENT;
-	if (a && a->nla_len == NLA_HDRLEN + sizeof(__u64)) {
-		memcpy(v, (char *)a + NLA_HDRLEN, sizeof(*v));
-		ret = 0;
-	}
-out:
-	close(fd);
-	return ret;
 }
 
 /*
@@ -292,9 +196,9 @@ TEST_F(flood, bounded)
 	__u64 drops0, drops1, over0, over1;
 	int qps0, qps, est, rej;
 
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops0))
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops0))
 		TH_LOG("no listen_half_open_drops counter");
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over0));
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over0));
 	qps0 = kernel_rc_qps(self->link);
 	ASSERT_LE(0, qps0) TH_LOG("rdma res show qp: %s", strerror(-qps0));
 
@@ -321,8 +225,8 @@ TEST_F(flood, bounded)
 	TH_LOG("the kernel's RC QPs: %d before, %d during the flood", qps0, qps);
 	EXPECT_GE(qps0 + NETNS_MAX, qps);
 
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
 	EXPECT_EQ(16 - LISTEN_MAX + 8 - (NETNS_MAX - LISTEN_MAX), (int)(drops1 - drops0));
 	EXPECT_EQ(0, (int)(over1 - over0));
 
@@ -432,15 +336,15 @@ TEST_F(flood, backlog_overflow)
 
 	fd = sd_listen_type(&variant->t, SOCK_STREAM, 2, &port);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops0))
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops0))
 		TH_LOG("no listen_half_open_drops counter");
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over0));
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over0));
 	FLOOD(port, 4);
 	flood_count(&self->f, port, &est, &rej);
 	EXPECT_EQ(2, est);
 	EXPECT_EQ(2, rej);
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
-	ASSERT_EQ(0, stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_HALF_OPEN_DROPS, &drops1));
+	ASSERT_EQ(0, sd_stats_get(SMBDIRECT_A_STATS_LISTEN_OVERFLOWS, &over1));
 	EXPECT_LE(1, (int)(over1 - over0));
 	EXPECT_GE(rej, (int)(over1 - over0));
 	if (variant->t.transport != SMBDIRECT_TRANSPORT_IWARP)

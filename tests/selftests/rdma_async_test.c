@@ -104,35 +104,6 @@ static void prep_file(struct smbdirect_rdma_args *a, __u64 cookie, int fd, __u64
 	a->desc_count = n;
 }
 
-/* The control messages of n transfers (and a token) into ctl. */
-static size_t build_ctl(char *ctl, size_t room, const struct smbdirect_rdma_args *a, unsigned int n,
-			const __u32 *token)
-{
-	struct msghdr mh = { .msg_control = ctl, .msg_controllen = room };
-	struct cmsghdr *cm;
-	size_t used = 0;
-	unsigned int i;
-
-	memset(ctl, 0, room);
-	cm = CMSG_FIRSTHDR(&mh);
-	for (i = 0; i < n; i++) {
-		cm->cmsg_level = SOL_SMBDIRECT;
-		cm->cmsg_type = SMBDIRECT_CMSG_RDMA;
-		cm->cmsg_len = CMSG_LEN(sizeof(*a));
-		memcpy(CMSG_DATA(cm), &a[i], sizeof(*a));
-		used += CMSG_SPACE(sizeof(*a));
-		cm = CMSG_NXTHDR(&mh, cm);
-	}
-	if (token) {
-		cm->cmsg_level = SOL_SMBDIRECT;
-		cm->cmsg_type = SMBDIRECT_CMSG_SEND_INVALIDATE;
-		cm->cmsg_len = CMSG_LEN(sizeof(*token));
-		memcpy(CMSG_DATA(cm), token, sizeof(*token));
-		used += CMSG_SPACE(sizeof(*token));
-	}
-	return used;
-}
-
 /*
  * n transfers, then (len > 0) one message: SOCK_STREAM frames it. Returns
  * what sendmsg returned or -errno.
@@ -148,7 +119,7 @@ static long submit(int fd, int type, const struct smbdirect_rdma_args *a, unsign
 	ssize_t r;
 
 	mh.msg_control = ctl;
-	mh.msg_controllen = build_ctl(ctl, sizeof(ctl), a, n, token);
+	mh.msg_controllen = sd_rdma_ctl(ctl, sizeof(ctl), a, n, token);
 	if (len) {
 		mh.msg_iov = type == SOCK_STREAM ? iov : iov + 1;
 		mh.msg_iovlen = type == SOCK_STREAM ? 2 : 1;
@@ -926,7 +897,7 @@ TEST_F_TIMEOUT(async, io_uring_submit_and_reap, 60)
 		     slice(d, nd, i * one, one, sl[i]));
 	}
 	mh.msg_control = ctl;
-	mh.msg_controllen = build_ctl(ctl, sizeof(ctl), a, 8, NULL);
+	mh.msg_controllen = sd_rdma_ctl(ctl, sizeof(ctl), a, 8, NULL);
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_sendmsg(sqe, self->s, &mh, 0);
 	ASSERT_EQ(1, io_uring_submit(&ring));
@@ -1342,7 +1313,7 @@ static long retry_send(int fd, struct retry_setup *r, __u64 cookie, int flags)
 	r->d[0].length = htole32(4096);
 	prep(&a, cookie, SMBDIRECT_RDMA_WRITE, &local, r->d, 1);
 	mh.msg_control = ctl;
-	mh.msg_controllen = build_ctl(ctl, sizeof(ctl), &a, 1, NULL);
+	mh.msg_controllen = sd_rdma_ctl(ctl, sizeof(ctl), &a, 1, NULL);
 	n = sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
 	return n < 0 ? -errno : n;
 }

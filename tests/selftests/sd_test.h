@@ -1183,4 +1183,36 @@ static inline bool sd_kernel_before(int major, int minor)
 	return ma < major || (ma == major && mi < minor);
 }
 
+/*
+ * The control messages of n transfers (SMBDIRECT_CMSG_RDMA) and a token
+ * (SMBDIRECT_CMSG_SEND_INVALIDATE, if not NULL) into ctl; their length.
+ */
+static inline size_t sd_rdma_ctl(char *ctl, size_t room, const struct smbdirect_rdma_args *a,
+				 unsigned int n, const __u32 *token)
+{
+	struct msghdr mh = { .msg_control = ctl, .msg_controllen = room };
+	struct cmsghdr *cm;
+	size_t used = 0;
+	unsigned int i;
+
+	memset(ctl, 0, room);
+	cm = CMSG_FIRSTHDR(&mh);
+	for (i = 0; i < n; i++) {
+		cm->cmsg_level = SOL_SMBDIRECT;
+		cm->cmsg_type = SMBDIRECT_CMSG_RDMA;
+		cm->cmsg_len = CMSG_LEN(sizeof(*a));
+		memcpy(CMSG_DATA(cm), &a[i], sizeof(*a));
+		used += CMSG_SPACE(sizeof(*a));
+		cm = CMSG_NXTHDR(&mh, cm);
+	}
+	if (token) {
+		cm->cmsg_level = SOL_SMBDIRECT;
+		cm->cmsg_type = SMBDIRECT_CMSG_SEND_INVALIDATE;
+		cm->cmsg_len = CMSG_LEN(sizeof(*token));
+		memcpy(CMSG_DATA(cm), token, sizeof(*token));
+		used += CMSG_SPACE(sizeof(*token));
+	}
+	return used;
+}
+
 #endif /* SD_TEST_H */

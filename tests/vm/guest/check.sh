@@ -67,7 +67,7 @@ fi
 # fixture with other variants or none still runs whole. The other files
 # (inet_test compares the entry points, rdma_abuse_test has one target,
 # module_test, trace_test and the zz_ tests) always run whole.
-filtered=" concurrency_test framing_test lifecycle_test memcg_test nonblock_test rdma_async_test rdma_pool_test rdma_test socket_test writers_test "
+filtered=" concurrency_test fault_test framing_test lifecycle_test memcg_test nonblock_test rdma_async_test rdma_pool_test rdma_test socket_test writers_test "
 vargs=()
 if [ "$variants" != all ]; then
 	for v in rxe4 rxe6_inet siw4_inet siw6; do

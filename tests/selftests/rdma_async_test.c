@@ -753,6 +753,78 @@ TEST_F_TIMEOUT(async, close_with_transfers_in_flight, 60)
 	munmap(rb, len);
 }
 
+#define RW_POST_FAIL "/sys/kernel/debug/af_smbdirect/test_rw_post_fail"
+
+/*
+ * A chunk's post that fails part-way (#45 item 7b): the test build's
+ * test_rw_post_fail reports -ENOMEM for a chain that went to the send
+ * queue whole, the worst case of ib_post_send() stopping at a work
+ * request it refuses. What went out runs: the transfer must hold its
+ * pages and context until the device is done with it (its completion,
+ * or the drain of the send queue), then fail, exactly once; the
+ * connection ends. sync: RDMA_WRITEV; else one transfer by sendmsg.
+ */
+static void post_fails_part_way(struct __test_metadata *_metadata, int a, int b, bool sync)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[2];
+	struct smbdirect_rdma_args args;
+	const size_t len = 256 * KIB;
+	unsigned char *ra, *rb;
+	struct iovec iov;
+	long nd, pin0, ret;
+	__u64 id, bytes;
+	char msg[8];
+
+	if (access(RW_POST_FAIL, F_OK))
+		SKIP(return, "not a test build (no %s)", RW_POST_FAIL);
+	pin0 = sd_vm_pin_kb(getpid());
+	ra = map_bytes(len);
+	rb = map_bytes(len);
+	ASSERT_TRUE(ra && rb);
+	memset(ra, 0, len);
+	sd_fill(rb, len, 7);
+	nd = offer(_metadata, a, b, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE, ra, len, d, &id);
+	ASSERT_LT(0, nd);
+	iov = (struct iovec){ rb, len };
+	ASSERT_EQ(0, sd_write_str(RW_POST_FAIL, "1"));
+	if (sync) {
+		ret = sd_rdma(b, SMBDIRECT_IOC_RDMA_WRITEV, &iov, 1, d, nd, &bytes);
+		EXPECT_NE(0, ret) TH_LOG("RDMA_WRITEV succeeded with its post failed");
+	} else {
+		prep(&args, 77, SMBDIRECT_RDMA_WRITE, &iov, d, nd);
+		ASSERT_EQ(0, submit(b, SOCK_SEQPACKET, &args, 1, NULL, 0, NULL, MSG_DONTWAIT));
+		ASSERT_EQ(1, reap_all(b, c, 1, SD_STEP_MS));
+		EXPECT_EQ(77u, c[0].cookie);
+		EXPECT_NE(0, c[0].status) TH_LOG("the transfer succeeded with its post failed");
+		/* Exactly once. */
+		sd_sleep_ms(500);
+		EXPECT_EQ(-EAGAIN, reap(b, c + 1, 1, NULL));
+	}
+	sd_write_str(RW_POST_FAIL, "0");
+	/* The connection is over, on both sides. */
+	ret = recv(b, msg, sizeof(msg), 0);
+	EXPECT_GE(0, ret) TH_LOG("B still connected after its failed post");
+	ret = recv(a, msg, sizeof(msg), 0);
+	EXPECT_GE(0, ret) TH_LOG("A still connected after B's failed post");
+	EXPECT_EQ(0, sd_deregister(a, id, NULL));
+	munmap(ra, len);
+	munmap(rb, len);
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 5000));
+}
+
+TEST_F_TIMEOUT(async, post_failing_part_way_sync, 60)
+{
+	PAIR(SOCK_SEQPACKET);
+	post_fails_part_way(_metadata, self->c, self->s, true);
+}
+
+TEST_F_TIMEOUT(async, post_failing_part_way_async, 60)
+{
+	PAIR(SOCK_SEQPACKET);
+	post_fails_part_way(_metadata, self->c, self->s, false);
+}
+
 /*
  * A goes away (its registrations die) while B has 32 transfers queued:
  * every cookie still completes exactly once, the late ones with an error,

@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kernel.sh SERIES [debug|light|bench|test]
+# build-kernel.sh SERIES [debug|light|bench|kcsan|test]
 #
 # Builds a test kernel from Debian's linux-source-SERIES: tinyconfig plus
 # tests/vm/kernel.config (plus kernel-light.config for "light", KASAN and
-# kmemleak without lockdep, or kernel-bench.config for "bench"). "test"
+# kmemleak without lockdep, kernel-bench.config for "bench", or
+# kernel-kcsan.config for "kcsan", KCSAN instead of KASAN, by hand). "test"
 # (the default) is the variant make check boots for SERIES: debug for the
 # kernels in LOCKDEP_KERNELS (default 6.12), light for the others;
 # SD_KERNEL_VARIANT names one for every series. Verifies that
@@ -16,7 +17,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/apt-private.sh"
 
-series=${1:?usage: build-kernel.sh SERIES [debug|light|bench|test]}
+series=${1:?usage: build-kernel.sh SERIES [debug|light|bench|kcsan|test]}
 variant=${2:-test}
 if [ "$variant" = test ]; then
 	case " ${LOCKDEP_KERNELS-6.12} " in
@@ -29,6 +30,7 @@ case $variant in
 debug) ;;
 light) frags+=("$here/kernel-light.config") ;;
 bench) frags+=("$here/kernel-bench.config") ;;
+kcsan) frags+=("$here/kernel-kcsan.config") ;;
 *) echo "build-kernel: unknown variant '$variant'" >&2; exit 2 ;;
 esac
 

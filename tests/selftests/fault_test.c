@@ -211,13 +211,18 @@ static long sockets_alive(void)
 	return sd_stats_get(SMBDIRECT_A_STATS_SOCKETS, &v) ? -1 : (long)v;
 }
 
+/*
+ * Waits up to ms for the gauge to be at most want (an earlier test's
+ * socket still draining in the background may go meanwhile); the last
+ * value seen.
+ */
 static long sockets_back_to(long want, int ms)
 {
 	long end = sd_now_ms() + ms, v;
 
 	for (;;) {
 		v = sockets_alive();
-		if (v == want || sd_now_ms() >= end)
+		if ((v >= 0 && v <= want) || sd_now_ms() >= end)
 			return v;
 		sd_sleep_ms(100);
 	}
@@ -298,7 +303,7 @@ static void leave_clean(struct __test_metadata *_metadata, FIXTURE_DATA(fault) *
 
 	sd_teardown_pair(self->c, self->s, 0);
 	self->c = self->s = -1;
-	EXPECT_EQ(self->sockets0, sockets_back_to(self->sockets0, 15000))
+	EXPECT_GE(self->sockets0, sockets_back_to(self->sockets0, 15000))
 		TH_LOG("sockets left behind");
 	EXPECT_EQ(self->pin0, sd_wait_vm_pin_kb(getpid(), self->pin0, 10000))
 		TH_LOG("pages left pinned");

@@ -3,6 +3,7 @@
 # smbdirect: af_smbdirect.ko, its UAPI, the user-space library and the tests.
 #
 #   make                 build af_smbdirect.ko against KDIR (default: running kernel)
+#                        (WERROR=1: warnings are errors, as make check builds it)
 #   make demo            the main job: set up, build, boot the test VM, show it working
 #   make check           every test layer; ends with "N passed, N failed"
 #   make check-host      host unit tests (ASan/UBSan), fuzzers, coverage
@@ -95,7 +96,8 @@ all module modules:
 	@test -d $(KDIR) || { echo "KDIR=$(KDIR) does not exist: install the" \
 		"headers for this kernel or pass KDIR=<kernel build dir>"; exit 1; }
 	@$(ROOT)/tests/module-tree.sh $(ROOT) $(MDIR)
-	$(MAKE) -C $(KDIR) M=$(MDIR) W=1 SMBDIRECT_KUNIT=$(SMBDIRECT_KUNIT) modules
+	$(MAKE) -C $(KDIR) M=$(MDIR) W=1 SMBDIRECT_KUNIT=$(SMBDIRECT_KUNIT) \
+		SD_WERROR=$(if $(filter 1 ON yes,$(WERROR)),1,0) modules
 	@echo "built $(MDIR)/af_smbdirect.ko against $(KDIR)"
 
 # The module goes where the kernel's modules_install puts it (under DESTDIR

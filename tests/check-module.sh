@@ -108,7 +108,7 @@ compile() { # name kdir extra-make-args...
 	echo "== compile test: $name ($kdir)"
 	mkdir -p "$mb/logs"
 	if ! flock "$mb/logs/module-$(basename "$kdir")$([[ " $* " == *" SMBDIRECT_KUNIT=1 "* ]] && echo -kunit).lock" \
-			make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$mb" "$@" >"$log" 2>&1; then
+			make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$mb" WERROR=1 "$@" >"$log" 2>&1; then
 		tail -n 30 "$log"; result fail "$name"; return
 	fi
 	mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$log" | tail -n1)
@@ -266,6 +266,38 @@ dkms_build() { # name kdir
 	fi
 }
 
+# A DKMS build that meets a warning the sources never had (a compiler or
+# kernel update brings one) still builds: -Werror belongs to make check's
+# and developers' builds (WERROR=1), never to dkms.conf's make (issue #49).
+# The warning is injected into every C and C++ file by KCFLAGS, which
+# Kbuild reads from dkms's environment; the build must succeed and its
+# log must show the warning, or the case proves nothing.
+dkms_build_warning() { # name kdir
+	local name=dkms-$1-injected-warning kdir=$2 log kver warn
+	log=$build/logs/module-$name.log
+	echo "== dkms build with an injected warning: $name ($kdir)"
+	[ $dkms_ready = 1 ] || { echo "   dkms add failed"; result fail "$name"; return; }
+	kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h" 2>/dev/null)
+	warn=$dk/injected-warning.h
+	echo '#warning "injected by check-module: a DKMS build must survive a new warning"' >"$warn"
+	if ! PATH=$ccache_path$PATH CCACHE_DIR=$sd_cache/ccache CCACHE_MAXSIZE=1G \
+			KCFLAGS="-include $warn" mok_signing_key=$dk/mok.key mok_certificate=$dk/mok.pub \
+			dkms build --force "af_smbdirect/$version" -k "$kver/$arch" \
+			--kernelsourcedir "$kdir" "${dkms_opts[@]}" >"$log" 2>&1; then
+		tail -n 8 "$log"
+		[ -f "$dk/tree/af_smbdirect/$version/build/make.log" ] &&
+			tail -n 15 "$dk/tree/af_smbdirect/$version/build/make.log"
+		result fail "$name"; return
+	fi
+	cat "$dk/tree/af_smbdirect/$version/$kver/$arch/log/make.log" >>"$log" 2>/dev/null
+	if ! grep -q 'warning: #warning "injected by check-module' "$log"; then
+		echo "   the injected warning is not in the build's log: nothing was shown"
+		result fail "$name"; return
+	fi
+	echo "   built with $(grep -c 'warning: #warning "injected' "$log") injected warnings"
+	result pass "$name"
+}
+
 newest=$(echo "$series" | tr ' ' '\n' | sort -V | tail -n1)
 if [ "$part" != cross ]; then
 	dkms_add
@@ -276,6 +308,7 @@ if [ "$part" != cross ]; then
 		result fail debian-6.1-headers
 	else
 		dkms_build "debian-$(basename "$stock" | sed 's/linux-headers-//')" "$stock"
+		dkms_build_warning "debian-$(basename "$stock" | sed 's/linux-headers-//')" "$stock"
 	fi
 
 	newest_src=$("$root/tests/vm/fetch-kernel.sh" "$newest")

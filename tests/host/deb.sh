@@ -17,7 +17,11 @@
 #                   the UAPI header under usr/include/smbdirect/,
 #                   nothing under usr/include/linux/; the DKMS source and a
 #                   postinst that adds af_smbdirect/VERSION (VERSION =
-#                   MODULE_VERSION in kernel/main.c)
+#                   MODULE_VERSION in kernel/main.c); smbdirect-tools
+#                   depends on the package of each library libsmbdirect
+#                   loads at run time (libnl-route: `smbdirect dev`)
+# host-deb/copyright debian/copyright agrees with the SPDX line of every
+#                   file of the source package (tests/host/copyright.py)
 # host-deb/userspace-buildflags
 #                   `make userspace` with dpkg-buildflags' variables exported
 #                   (hardening=+all, _FORTIFY_SOURCE raised to 3), as a
@@ -104,6 +108,7 @@ want libsmbdirect0 "usr/lib/*/libsmbdirect.so.0"
 want libsmbdirect-dev "usr/include/smbdirect/smbdirect.h"
 want libsmbdirect-dev "usr/include/smbdirect/smbdirect.hpp"
 want libsmbdirect-dev "usr/include/smbdirect/linux/smbdirect.h"
+want libsmbdirect-dev "usr/include/smbdirect/linux/smbdirect_genl.h"
 want libsmbdirect-dev "usr/lib/*/pkgconfig/smbdirect.pc"
 want libsmbdirect-dev "usr/lib/*/cmake/smbdirect/smbdirectConfig.cmake"
 want libsmbdirect-dev "usr/share/man/man3/smbdirect_socket.3.gz"
@@ -126,12 +131,33 @@ for so in "$x"/libsmbdirect0/usr/lib/*/libsmbdirect.so.0.*; do
 		grep -v -x -E 'libc\.so\.6|ld-linux[-.a-z0-9_]*\.so\.[0-9]+' | tr '\n' ' ')
 	[ -z "$needed" ] || bad+=("libsmbdirect.so.0 needs more than libc: $needed")
 done
+# What the library loads at run time (dlopen: libnl-route for the interface
+# list `smbdirect dev` shows) is only Recommended by libsmbdirect0; the
+# tools, whose commands need it, depend on each such package (issue #49:
+# installed with --no-install-recommends, `smbdirect dev` failed).
+for so in "$x"/libsmbdirect0/usr/lib/*/libsmbdirect.so.0.*; do
+	for lib in $(strings -a "$so" | grep -E '^lib[a-z0-9-]+\.so\.[0-9]+$' |
+			grep -v -x -E 'libc\.so\.6|libsmbdirect\.so\.0' | sort -u); do
+		pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n1 | cut -d: -f1)
+		if [ -z "$pkg" ]; then
+			bad+=("libsmbdirect.so.0 loads $lib, which no installed package holds")
+		elif ! grep -q -E "^Depends:.*(^|[ ,])$pkg([ ,(]|$)" "$x/smbdirect-tools/DEBIAN/control"; then
+			bad+=("smbdirect-tools does not depend on $pkg ($lib, loaded by the library)")
+		fi
+	done
+done
 if [ ${#missing[@]} -eq 0 ] && [ ${#bad[@]} -eq 0 ]; then
 	echo "deb: every package holds what it must"
 	record pass host-deb/contents
 else
 	echo "deb: missing: ${missing[*]:-none}; wrong: ${bad[*]:-none}"
 	record fail host-deb/contents
+fi
+# debian/copyright against every shipped file's SPDX line (issue #49).
+if python3 "$repo/tests/host/copyright.py" "$repo"; then
+	record pass host-deb/copyright
+else
+	record fail host-deb/copyright
 fi
 # --- make userspace under dpkg-buildflags ------------------------------------
 fb=$build/buildflags

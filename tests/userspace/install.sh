@@ -29,7 +29,8 @@ tap_plan 5
 # 1. What `make install` put into the stage.
 missing=()
 for f in include/smbdirect/smbdirect.h include/smbdirect/smbdirect.hpp \
-	include/smbdirect/linux/smbdirect.h lib/libsmbdirect.so.0 lib/libsmbdirect.a \
+	include/smbdirect/linux/smbdirect.h include/smbdirect/linux/smbdirect_genl.h \
+	lib/libsmbdirect.so.0 lib/libsmbdirect.a \
 	lib/pkgconfig/smbdirect.pc lib/cmake/smbdirect/smbdirectConfig.cmake \
 	lib/cmake/smbdirect/smbdirectConfigVersion.cmake \
 	lib/cmake/smbdirect/smbdirectTargets.cmake \

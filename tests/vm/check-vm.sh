@@ -66,7 +66,7 @@ mkdir -p "$build/logs"
 # layer compiles this same build directory.
 if [ "$prepared" != 1 ] && ! flock "$build/logs/module-$(basename "$kdir")-kunit.lock" \
 		make --no-print-directory -C "$root" module KDIR="$kdir" \
-		BUILD="$build" SMBDIRECT_KUNIT=1 >"$mlog" 2>&1; then
+		BUILD="$build" SMBDIRECT_KUNIT=1 WERROR=1 >"$mlog" 2>&1; then
 	tail -n 30 "$mlog"; rec fail module-build; exit 1
 fi
 mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$mlog" 2>/dev/null | tail -n1)

@@ -23,7 +23,7 @@ echo "demo: test kernel $series, $variant variant (built once, then cached)"
 kdir=$("$root/tests/vm/build-kernel.sh" "$series" "$variant")
 echo "demo: building af_smbdirect.ko against $kdir"
 mkdir -p "$build/demo"
-make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" \
+make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" WERROR=1 \
 	>"$build/demo/module.log" 2>&1 || { tail -n 30 "$build/demo/module.log"; exit 1; }
 mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$build/demo/module.log")
 [ -f "$mdir/af_smbdirect.ko" ] || { echo "demo: module build failed"; exit 1; }

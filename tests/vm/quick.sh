@@ -28,7 +28,7 @@ kdir=$("$root/tests/vm/build-kernel.sh" "$series") || exit 1
 src=$("$root/tests/vm/fetch-kernel.sh" "$series") || exit 1
 mkdir -p "$build/logs"
 mlog=$build/logs/module-quick-$series.log
-make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" \
+make --no-print-directory -C "$root" module KDIR="$kdir" BUILD="$build" WERROR=1 \
 	SMBDIRECT_KUNIT=1 >"$mlog" 2>&1 || { tail -n 30 "$mlog"; exit 1; }
 mdir=$(sed -n 's/^built \(.*\)\/af_smbdirect.ko against .*/\1/p' "$mlog" | tail -n1)
 sdir=$build/selftests/$series

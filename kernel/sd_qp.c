@@ -300,8 +300,6 @@ void sd_transport_teardown(struct sd_sock *sd)
 	cancel_delayed_work_sync(&sd->timer_work);
 	cancel_delayed_work_sync(&sd->reset_work);
 	cancel_work_sync(&sd->disconnect_work);
-	/* A failed post's drain: done below, once and in order. */
-	cancel_work_sync(&sd->rw_drain_work);
 
 	mutex_lock(&sd->res_mutex);
 	id = sd->cm_id;
@@ -311,10 +309,8 @@ void sd_transport_teardown(struct sd_sock *sd)
 			rdma_disconnect(id);
 		sd->cm_connected = false;
 		/* Flushes every posted WR through the completion handlers. */
-		if (sd->qp_used) {
+		if (sd->qp_used)
 			ib_drain_qp(sd->qp);
-			sd_rw_flush_post_failed(sd);
-		}
 	}
 	/* Transfers never posted end too; finished ones are released. */
 	sd_rw_teardown(sd);

@@ -48,7 +48,6 @@
 #include "uapi/linux/smbdirect.h"
 #include "sd_layout.h"
 #include "sd_sock.h"
-#include "test_hooks.h"
 
 /* No chunk of an ioctl's transfer completing for this long: it is stuck. */
 #define SD_RW_STALL (30 * HZ)
@@ -71,11 +70,6 @@ struct sd_rw_chunk {
 	u64 remote;		/* the peer's address and key for it */
 	u32 rkey;
 	bool ctx_live;		/* rdma_rw_ctx_init() succeeded */
-	/*
-	 * Its post failed, maybe part-way: outstanding until the send queue
-	 * is drained (sd_rw_flush_post_failed()); sd->lock.
-	 */
-	bool post_failed;
 	/*
 	 * Its context is ready to post; sd->lock. A context may take MRs
 	 * of the QP's pool (rw_depth of them): always an iWARP RDMA READ's,
@@ -493,40 +487,6 @@ unsigned int sd_rw_flush_stuck(struct sd_sock *sd)
 	return n;
 }
 
-/*
- * A chunk whose post failed (sd_rw_kick()) once nothing of the send queue
- * can run any more: the QP is drained (the caller drained it), so what
- * went out of its chain is done. Taken as flushed, unless its completion
- * came after all.
- */
-void sd_rw_flush_post_failed(struct sd_sock *sd)
-{
-	struct sd_rw_chunk *c, *tmp;
-	LIST_HEAD(failed);
-
-	spin_lock_bh(&sd->lock);
-	list_for_each_entry_safe(c, tmp, &sd->rw_posted_chunks, posted)
-		if (c->post_failed && !test_and_set_bit(0, &c->completed))
-			list_move_tail(&c->posted, &failed);
-	spin_unlock_bh(&sd->lock);
-	list_for_each_entry_safe(c, tmp, &failed, posted)
-		sd_rw_chunk_done(c, IB_WC_WR_FLUSH_ERR);
-}
-
-/*
- * A post failed part-way, the connection is over: the send queue is
- * drained (ib_drain_sq() moves the QP to the error state, then waits for
- * a marker posted behind everything), and the chunk is done. Teardown
- * cancels this before it drains and destroys the QP itself.
- */
-static void sd_rw_drain_fn(struct work_struct *work)
-{
-	struct sd_sock *sd = container_of(work, struct sd_sock, rw_drain_work);
-
-	ib_drain_sq(sd->qp);
-	sd_rw_flush_post_failed(sd);
-}
-
 /* x leaves rw_pending: nothing more of it is posted. */
 static void sd_xfer_unqueue(struct sd_sock *sd, struct sd_xfer *x)
 	__must_hold(&sd->lock)
@@ -593,22 +553,12 @@ static void sd_rw_kick(struct sd_sock *sd)
 		}
 		c->cqe.done = sd_rw_done;
 		err = rdma_rw_ctx_post(&c->ctx, sd->qp, sd->cm_id->port_num,
-				       &c->cqe, NULL) ?: sd_test_rw_post_fail();
+				       &c->cqe, NULL);
 		if (err) {
-			/*
-			 * ib_post_send() stops at the first work request it
-			 * refuses; those before it (a REG_MR, RDMA ops:
-			 * rdma_rw signals only the last) run. The chunk stays
-			 * outstanding with its pages, sgl and MRs until the
-			 * send queue is drained (or its completion comes after
-			 * all): only then is the device done with them. The
-			 * connection is over.
-			 */
-			c->post_failed = true;
 			x->status = err;
 			x->cancel = true;
 			sd_fail(sd, -EIO);
-			queue_work(sd_wq, &sd->rw_drain_work);
+			continue;
 		}
 		list_add_tail(&c->posted, &sd->rw_posted_chunks);
 		sd->rw_slots--;
@@ -1244,6 +1194,5 @@ void sd_rw_setup(struct sd_sock *sd)
 	INIT_LIST_HEAD(&sd->rw_finished);
 	INIT_LIST_HEAD(&sd->rw_cq);
 	INIT_WORK(&sd->rw_work, sd_rw_work_fn);
-	INIT_WORK(&sd->rw_drain_work, sd_rw_drain_fn);
 	sd->rw_limit = SD_RW_INFLIGHT_DEFAULT;
 }

@@ -345,8 +345,6 @@ struct sd_sock {
 	struct list_head rw_orphans;	/* see sd_rw_flush_stuck() */
 	struct list_head rw_cq;
 	struct work_struct rw_work;
-	/* A post failed part-way: drain the send queue (sd_rw_drain_fn()). */
-	struct work_struct rw_drain_work;
 	u64 rw_taken;
 	u64 rw_posted;
 	u32 rw_slots;		/* of rw_depth, free now */
@@ -577,7 +575,6 @@ bool sd_wait_wrs(struct sd_sock *sd, bool (*done)(void *arg), void *arg,
 		 unsigned long stall);
 void sd_res_wait_idle(struct sd_sock *sd);
 unsigned int sd_rw_flush_stuck(struct sd_sock *sd);
-void sd_rw_flush_post_failed(struct sd_sock *sd);
 void sd_rw_orphans_free(struct sd_sock *sd);
 bool sd_rw_busy(struct sd_sock *sd);
 struct sd_iov_cursor;

@@ -172,20 +172,6 @@ static inline int sd_test_repost_fail(void)
 }
 
 /*
- * af_smbdirect/test_rw_post_fail: a countdown of RDMA transfer chunk
- * posts; the one that takes it from 1 to 0 reports -ENOMEM although its
- * work requests went to the send queue, the worst case of a post that
- * fails part-way (ib_post_send() stops at the first work request it
- * refuses; those before it run).
- */
-extern atomic_t af_smbdirect_test_rw_post_fail;
-
-static inline int sd_test_rw_post_fail(void)
-{
-	return atomic_dec_if_positive(&af_smbdirect_test_rw_post_fail) == 0 ? -ENOMEM : 0;
-}
-
-/*
  * af_smbdirect/test_sockets_walked: sockets a dump, a STATS_GET or a
  * STATS_RESET visited under a lock every socket of a namespace (or of
  * every namespace) depends on. A test zeroes it, asks, and reads what the
@@ -199,8 +185,8 @@ static inline void sd_test_socket_walked(void)
 }
 #else
 static inline void af_smbdirect_test_hooks_init(void) {}
-static inline void af_smbdirect_test_hooks_exit(void) {}
 static inline void sd_test_socket_walked(void) {}
+static inline void af_smbdirect_test_hooks_exit(void) {}
 static inline void sd_test_rx_delay(void) {}
 static inline void sd_test_disconnect_delay(void) {}
 static inline void sd_test_request_delay(void) {}
@@ -209,11 +195,6 @@ static inline void sd_test_dereg_delay(void) {}
 static inline void sd_test_release_delay(void) {}
 static inline void sd_test_live_key_unmap(bool key_live) {}
 static inline int sd_test_repost_fail(void)
-{
-	return 0;
-}
-
-static inline int sd_test_rw_post_fail(void)
 {
 	return 0;
 }

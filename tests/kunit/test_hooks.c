@@ -11,8 +11,8 @@
  * test_request_delay_ms, test_requests_delayed, test_route_delay_ms,
  * test_route_delayed, test_negotiate_timeout_ms, test_dereg_delay_ms,
  * test_dereg_delayed, test_release_delay_ms, test_release_delayed,
- * test_live_key_unmaps, test_repost_enotconn, test_sockets_walked,
- * test_rw_post_fail: see test_hooks.h.
+ * test_live_key_unmaps, test_repost_enotconn, test_sockets_walked: see
+ * test_hooks.h.
  */
 #include <linux/compiler.h>
 #include <linux/debugfs.h>
@@ -37,7 +37,6 @@ atomic_t af_smbdirect_test_release_delayed = ATOMIC_INIT(0);
 atomic_t af_smbdirect_test_live_key_unmaps = ATOMIC_INIT(0);
 atomic_t af_smbdirect_test_repost_enotconn = ATOMIC_INIT(0);
 atomic_t af_smbdirect_test_sockets_walked = ATOMIC_INIT(0);
-atomic_t af_smbdirect_test_rw_post_fail = ATOMIC_INIT(0);
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -97,8 +96,6 @@ void af_smbdirect_test_hooks_init(void)
 				&af_smbdirect_test_repost_enotconn);
 	debugfs_create_atomic_t("test_sockets_walked", 0600, af_smbdirect_test_dir,
 				&af_smbdirect_test_sockets_walked);
-	debugfs_create_atomic_t("test_rw_post_fail", 0600, af_smbdirect_test_dir,
-				&af_smbdirect_test_rw_post_fail);
 }
 
 void af_smbdirect_test_hooks_exit(void)

@@ -585,6 +585,17 @@ static void *map_bytes(size_t len)
 	return p;
 }
 
+/* A case's two message buffers and two transfer buffers, faulted in. */
+static bool map_case_buffers(char **out, char **in, unsigned char **peer,
+			     unsigned char **local)
+{
+	*out = map_bytes(MSG_BYTES);
+	*in = map_bytes(MSG_BYTES);
+	*peer = map_bytes(XFER_BYTES);
+	*local = map_bytes(XFER_BYTES);
+	return *out && *in && *peer && *local;
+}
+
 /* One SOCK_SEQPACKET sendmsg of msg (len may be 0) with a transfer and/or a token. */
 static long send_ctl(int fd, const void *msg, size_t len, const struct smbdirect_rdma_args *a,
 		     const __u32 *token, char *ctl, size_t room)
@@ -673,11 +684,7 @@ TEST_F_TIMEOUT(fault, sendmsg, 600)
 	long ret, nd;
 
 	PAIR(SOCK_SEQPACKET);
-	out = map_bytes(MSG_BYTES);
-	in = map_bytes(MSG_BYTES);
-	peer = map_bytes(XFER_BYTES);
-	local = map_bytes(XFER_BYTES);
-	ASSERT_TRUE(out && in && peer && local);
+	ASSERT_TRUE(map_case_buffers(&out, &in, &peer, &local));
 	ASSERT_EQ(0, sd_setopt(self->s, SMBDIRECT_OPT_RDMA_EVENTS, SMBDIRECT_RDMA_EVENTS_PRI));
 
 	/* The plain message. */
@@ -807,11 +814,7 @@ TEST_F_TIMEOUT(fault, recvmsg, 600)
 	__u64 id;
 
 	PAIR(SOCK_SEQPACKET);
-	out = map_bytes(MSG_BYTES);
-	in = map_bytes(MSG_BYTES);
-	peer = map_bytes(XFER_BYTES);
-	local = map_bytes(XFER_BYTES);
-	ASSERT_TRUE(out && in && peer && local);
+	ASSERT_TRUE(map_case_buffers(&out, &in, &peer, &local));
 	for (n = 1; n < SWEEP_MAX; n++) {
 		sd_fill(out, MSG_BYTES, n);
 		ASSERT_EQ(0, sd_msg_send(self->c, SOCK_SEQPACKET, out, MSG_BYTES));

@@ -5,9 +5,11 @@
 #
 #   tests/host/deb.sh <repo-root> <build-dir>
 #
-# host-deb/build    `make deb`: the tree copied to BUILD/deb with
-#                   userspace/packaging/debian as debian/, dpkg-buildpackage
-#                   -us -uc -b (dpkg-buildflags with hardening=+all and
+# host-deb/build    `make deb`: `make dist`'s tarball as the .orig.tar.xz,
+#                   unpacked in BUILD/deb with userspace/packaging/debian as
+#                   debian/, dpkg-buildpackage -us -uc: the 3.0 (quilt)
+#                   source package and the binaries (dpkg-buildflags with
+#                   hardening=+all and
 #                   _FORTIFY_SOURCE=3, no -Werror, dpkg-gensymbols at level
 #                   4 against debian/libsmbdirect0.symbols)
 # host-deb/lintian  lintian --fail-on error,warning on the .changes

@@ -38,13 +38,15 @@ else
 	tap_fail deb.module "modprobe af_smbdirect failed" "$tmp/mp.err"
 fi
 
-# 2. The packaged command: its version, the RDMA devices over netlink.
+# 2. The packaged command: its version (one version everywhere: the
+#    command's, the library's, the module's), the RDMA devices over netlink.
 sd=$(command -v smbdirect)
 got=$("$sd" --version 2>&1)
-if [ "$sd" = /usr/bin/smbdirect ] && [[ $got == *"$version"* ]]; then
+want="smbdirect $version (libsmbdirect $version)"
+if [ "$sd" = /usr/bin/smbdirect ] && [ "$got" = "$want" ]; then
 	tap_ok "deb.tool # $sd --version: $got"
 else
-	tap_fail deb.tool "smbdirect is '$sd', --version said '$got', want /usr/bin/smbdirect and $version"
+	tap_fail deb.tool "smbdirect is '$sd', --version said '$got', want /usr/bin/smbdirect and '$want'"
 fi
 if "$sd" dev --json >"$tmp/dev.json" 2>"$tmp/dev.err" && grep -q '"rxe0"' "$tmp/dev.json"; then
 	tap_ok "deb.tool-dev # smbdirect dev --json lists rxe0"

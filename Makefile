@@ -51,6 +51,10 @@ MODULE_PART ?= all
 # The kernels that also run the user-space and SMB-stack suites.
 USERSPACE_KERNELS ?= 7.2
 export USERSPACE_KERNELS
+# The kernels the Debian packages are installed for and booted on
+# (tests/vm/deb-vm.sh): 7.2, and 6.12, Debian 13's.
+DEB_KERNELS ?= 7.2 6.12
+export DEB_KERNELS
 # The test kernels booted with lockdep (the debug variant); the others boot
 # the light variant. The kernel suites of SMP_KERNELS boot two CPUs
 # (tests/vm/check-vm.sh).
@@ -309,7 +313,7 @@ check-demo: $(if $(NO_RESET),,deps)
 # check runs it as a VM boot beside the others (check-vms.sh's "deb").
 check-deb: $(if $(NO_RESET),,deps)
 	@$(sd_reset) rc=0; \
-	$(ROOT)/tests/vm/deb-vm.sh $(ROOT) $(BUILD) $(firstword $(USERSPACE_KERNELS)) || rc=1 $(sd_summary); \
+	$(ROOT)/tests/vm/deb-vm.sh $(ROOT) $(BUILD) "$(DEB_KERNELS)" || rc=1 $(sd_summary); \
 	exit $$rc
 
 # Debian's Sphinx (python3-sphinx, make deps): every warning is an error,

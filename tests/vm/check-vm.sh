@@ -13,7 +13,10 @@
 # transport interop, layer vm-SERIES; user = the user-space suites
 # (tests/userspace/*.sh), layer vm-SERIES-user; smb = the SMB-stack interop
 # scripts (every tests/interop/*.sh but cifs.sh and ksmbd.sh), layer
-# vm-SERIES-smb. Each part is a VM boot of its own, so that make check runs
+# vm-SERIES-smb; subset = on a kernel not in USERSPACE_KERNELS (6.12,
+# Debian 13's), the user-space suites and SMB-stack scripts a release for
+# it must pass (tests/vm/guest/check.sh's subset_user and subset_smb),
+# layer vm-SERIES-subset. Each part is a VM boot of its own, so that make check runs
 # two of them side by side; prepare = only build what the parts need
 # (check-vms.sh prepares each kernel, then boots its parts while the next
 # kernel builds). SD_USERSPACE_PREPARED=1: prepare leaves the user space
@@ -23,8 +26,8 @@ root=$1 build=$2 series=$3 part=${4:-kernel}
 res=${SMBDIRECT_RESULTS:-/dev/null}
 case $part in
 kernel) layer=vm-$series out=$build/vm/$series ;;
-user | smb | prepare) layer=vm-$series-$part out=$build/vm/$series-$part ;;
-*) echo "check-vm.sh: PART is kernel, user, smb or prepare, not $part" >&2; exit 2 ;;
+user | smb | subset | prepare) layer=vm-$series-$part out=$build/vm/$series-$part ;;
+*) echo "check-vm.sh: PART is kernel, user, smb, subset or prepare, not $part" >&2; exit 2 ;;
 esac
 rec() { echo "$1 $layer/$2" >>"$res"; [ "$1" = pass ] || echo "FAIL: $layer/$2"; }
 
@@ -102,16 +105,20 @@ fi
 case " ${USERSPACE_KERNELS:-7.2} " in
 *" $series "*) ;;
 *)
-	[ "$part" = kernel ] ||
+	[ "$part" = kernel ] || [ "$part" = subset ] ||
 		echo "== $series: user-space and SMB-stack suites not run (USERSPACE_KERNELS=${USERSPACE_KERNELS:-7.2})"
-	[ "$part" = kernel ] || [ "$part" = prepare ] || exit 0 ;;
+	[ "$part" = kernel ] || [ "$part" = prepare ] || [ "$part" = subset ] || exit 0 ;;
 esac
 # The patched Samba (make samba: userspace/samba) for the smb part's
 # tests/interop/samba-*.sh, built with the user space it links and found
 # by the guest at BUILD/vm/samba/bin (check.sh). Its tree is cached by its
 # inputs (~/.cache/smbdirect/samba-build): warm, this takes seconds; cold,
 # about 13 CPU minutes at -O0 (make bench builds its own -O2 tree).
-if is_userspace_kernel && [ "$prepared" != 1 ] && { [ "$part" = prepare ] || [ "$part" = smb ]; }; then
+# The subset part uses the same tree; under check-vms.sh the user-space
+# kernel's prepare built it first, so only a subset boot run on its own
+# builds it (when it is not there).
+if { is_userspace_kernel && [ "$prepared" != 1 ] && { [ "$part" = prepare ] || [ "$part" = smb ]; }; } ||
+	{ [ "$part" = subset ] && [ "$prepared" != 1 ] && [ ! -x "$build/vm/samba/bin/smbd" ]; }; then
 	if ! SAMBA_CFLAGS="-O0 -g0" make --no-print-directory -C "$root" samba BUILD="$build/vm" \
 			WERROR=1 >"$build/logs/samba.log" 2>&1; then
 		tail -n 30 "$build/logs/samba.log"; rec fail samba-build; exit 1
@@ -174,6 +181,7 @@ mkdir -p "$out"
 # guest (flood_test added ~100 s): 3000 s.
 vm_default=1800
 [ "$part" = smb ] && vm_default=2200
+[ "$part" = subset ] && vm_default=2200
 [ "$part" = kernel ] && vm_default=3000
 vm_timeout=${SD_VM_TIMEOUT:-$vm_default}
 t0=$SECONDS
@@ -273,7 +281,7 @@ tap_dir() { # dir kind
 tap_dir selftests selftest
 [ "$part" != kernel ] || ls "$out"/selftests/*.tap >/dev/null 2>&1 || rec fail "selftests (none ran)"
 tap_dir userspace userspace
-if [ "$part" = user ]; then
+if [ "$part" = user ] || [ "$part" = subset ]; then
 	ls "$out"/userspace/*.tap >/dev/null 2>&1 || rec fail "userspace (none ran)"
 elif [ "$part" = kernel ] && [ -f "$root/tests/userspace/genl.sh" ]; then
 	[ -f "$out/userspace/genl.tap" ] || rec fail "userspace/genl (did not run)"

@@ -13,10 +13,13 @@
 #   SERIES user   the user-space suites (USERSPACE_KERNELS only)
 #   SERIES smb    the SMB-stack interop (USERSPACE_KERNELS only)
 #   SERIES kernel KUnit, kselftests, cifs.ko/ksmbd transport interop
+#   SERIES subset the user-space and SMB-stack suites a release for that
+#                 kernel must pass (the other kernels: 6.12, Debian 13's)
 #   demo          `make check-demo` (with "demo"): the README's command
 #   deb           tests/vm/deb-vm.sh (with "demo"): the Debian packages
 #                 built, linted, installed with DKMS into a scratch root
-#                 the first USERSPACE_KERNEL boots, purged
+#                 each kernel boots in turn (DEB_KERNELS, default every
+#                 kernel, the USERSPACE_KERNELS first), purged
 # Worker 1 starts with the first prepared kernel, worker 2 when every
 # kernel is prepared: on a machine without cached kernels, one guest and
 # the next kernel's build keep the two cores busy (two guests would leave
@@ -88,7 +91,7 @@ export SD_VM_PREPARED=1
 jobs=()
 for k in $(userspace_kernels); do jobs+=("$k kernel" "$k smb" "$k user"); done
 for k in $(echo $kernels | tr ' ' '\n' | sort -rV); do
-	case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) ;; *) jobs+=("$k kernel") ;; esac
+	case " ${USERSPACE_KERNELS:-7.2} " in *" $k "*) ;; *) jobs+=("$k kernel" "$k subset") ;; esac
 done
 [ "$demo" = demo ] && jobs+=(demo deb)
 # The kernel a boot waits for (the demo builds its own, the light 7.2).
@@ -105,15 +108,17 @@ job_kernel() {
 # suites, .3: the hostile peer moved to 7.2's smb boot, 2026-11-24, .4:
 # the user and smb boots and the demo on the light kernel, .5: 7.2's kernel
 # boot on the light kernel and two CPUs, .6: no two-party suites on 6.12,
-# 2026-11-27).
-times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.6
+# 2026-11-27, .7: 6.12's subset boot and the deb boot on both kernels,
+# 2026-12-07).
+times_file=${XDG_CACHE_HOME:-$HOME/.cache}/smbdirect/vm-seconds.7
 declare -A est=()
 for j in "${jobs[@]}"; do
 	case $j in
 	*" smb") est[$j]=900 ;;
+	*" subset") est[$j]=700 ;;
 	*" user") est[$j]=650 ;;
 	demo) est[$j]=250 ;;
-	deb) est[$j]=400 ;;
+	deb) est[$j]=500 ;;
 	*) case " $(userspace_kernels | tr '\n' ' ') " in
 		*" ${j% kernel} "*) est[$j]=900 ;;
 		*) est[$j]=1000 ;;
@@ -169,7 +174,7 @@ pop() {
 run_job() { # JOB LOG
 	case $1 in
 	demo) make --no-print-directory -C "$root" check-demo NO_RESET=1 BUILD="$build" ;;
-	deb) "$root/tests/vm/deb-vm.sh" "$root" "$build" "$(job_kernel deb)" ;;
+	deb) "$root/tests/vm/deb-vm.sh" "$root" "$build" "${DEB_KERNELS:-$order}" ;;
 	*) "$root/tests/vm/check-vm.sh" "$root" "$build" $1 ;;
 	esac >"$2" 2>&1
 }

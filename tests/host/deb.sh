@@ -13,7 +13,10 @@
 # host-deb/lintian  lintian --fail-on error,warning on the .changes
 # host-deb/no-rpath no ELF file in any package has an RPATH or RUNPATH
 # host-deb/contents each package holds what it must and nothing of the
-#                   others': libsmbdirect.so.0 needs libc only (its NEEDED),
+#                   others': libsmbdirect.so.0 needs libc only (its NEEDED)
+#                   and holds no C++ runtime (no __cxa_*, __gxx_*, _Unwind_*,
+#                   std:: or operator new symbol, wanted or defined, and
+#                   none of libstdc++'s messages),
 #                   the UAPI header under usr/include/smbdirect/,
 #                   nothing under usr/include/linux/; the DKMS source and a
 #                   postinst that adds af_smbdirect/VERSION (VERSION =
@@ -124,12 +127,23 @@ grep -q "af_smbdirect" "$x/af-smbdirect-dkms/DEBIAN/postinst" 2>/dev/null &&
 	grep -q "$version" "$x/af-smbdirect-dkms/DEBIAN/postinst" ||
 	bad+=("af-smbdirect-dkms's postinst does not name af_smbdirect $version")
 grep -q "^Depends:.*dkms" "$x/af-smbdirect-dkms/DEBIAN/control" || bad+=("af-smbdirect-dkms does not depend on dkms")
-# A C library needs libc only (the C++ runtime is inside, libnl is loaded
-# when interfaces are listed).
+# A C library needs libc only (libnl is loaded when interfaces are listed),
+# and holds no C++ runtime either (issue #49: libstdc++ and libgcc were
+# linked in statically, an embedded copy libstdc++'s security fixes never
+# reach). Any C++ runtime symbol in its dynamic table, defined or wanted
+# (libc's own __cxa_finalize@GLIBC aside), or the messages libstdc++'s
+# code carries (the library is stripped), says one is needed or inside.
+cxx_runtime='^(__cxa_|__gxx_|__dynamic_cast|_Unwind_|_ZSt|_ZNSt|_ZNKSt|_ZTI|_ZTS|_ZTV|_Znw|_Zna|_Zdl|_Zda|_ZGT)'
 for so in "$x"/libsmbdirect0/usr/lib/*/libsmbdirect.so.0.*; do
 	needed=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
 		grep -v -x -E 'libc\.so\.6|ld-linux[-.a-z0-9_]*\.so\.[0-9]+' | tr '\n' ' ')
 	[ -z "$needed" ] || bad+=("libsmbdirect.so.0 needs more than libc: $needed")
+	runtime=$(nm -D "$so" 2>/dev/null | awk '{ print $NF }' | grep -E "$cxx_runtime" |
+		grep -v '@GLIBC_' | tr '\n' ' ')
+	[ -z "$runtime" ] || bad+=("libsmbdirect.so.0 has C++ runtime symbols: $runtime")
+	embedded=$(strings -a "$so" | grep -E '^(basic_string::|vector::|terminate called|pure virtual method called)' |
+		sort -u | head -n 3 | tr '\n' ' ')
+	[ -z "$embedded" ] || bad+=("libsmbdirect.so.0 holds libstdc++'s code: $embedded")
 done
 # What the library loads at run time (dlopen: libnl-route for the interface
 # list `smbdirect dev` shows) is only Recommended by libsmbdirect0; the

@@ -179,7 +179,9 @@ deps:
 # build products) is copied to $(BUILD)/deb/smbdirect-VERSION with that
 # directory as its debian/, and dpkg-buildpackage -us -uc -b runs there;
 # lintian then judges the result (errors and warnings fail). The .deb
-# files land in $(BUILD)/deb/. Needs debhelper, dh-dkms and lintian
+# files land in $(BUILD)/deb/. The changelog is dated SOURCE_DATE_EPOCH
+# when set, else the last commit: a copy of the tree outside the
+# repository builds the same packages (tests/host/deb.sh). Needs debhelper, dh-dkms and lintian
 # (make deps).
 DEB_DIR = $(BUILD)/deb
 DEB_TREE = $(DEB_DIR)/smbdirect-$(VERSION)
@@ -192,7 +194,7 @@ deb:
 	@{ echo "smbdirect ($(VERSION)) unstable; urgency=medium"; echo; \
 	   echo "  * Built from the source tree by make deb."; echo; \
 	   echo " -- $$(sed -n 's/^Maintainer: //p' $(DEB_TREE)/debian/control)  $$(date -R -d \
-		@$$(git -C $(ROOT) log -1 --format=%ct 2>/dev/null || date +%s))"; \
+		@$${SOURCE_DATE_EPOCH:-$$(git -C $(ROOT) log -1 --format=%ct 2>/dev/null || date +%s)})"; \
 	 } >$(DEB_TREE)/debian/changelog
 	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning --display-info $(DEB_DIR)/smbdirect_$(VERSION)_*.changes

@@ -25,6 +25,12 @@
 #                   loads at run time (libnl-route: `smbdirect dev`)
 # host-deb/copyright debian/copyright agrees with the SPDX line of every
 #                   file of the source package (tests/host/copyright.py)
+# host-deb/reproducible
+#                   the tree copied to another path (BUILD/repro/...) and
+#                   `make deb` run there gives the same .deb files, byte for
+#                   byte (cmp; on a difference, the files that differ are
+#                   named); both builds take SOURCE_DATE_EPOCH (default: the
+#                   last commit's date) for the changelog
 # host-deb/userspace-buildflags
 #                   `make userspace` with dpkg-buildflags' variables exported
 #                   (hardening=+all, _FORTIFY_SOURCE raised to 3), as a
@@ -52,6 +58,11 @@ record() { # record pass|fail name
 }
 
 version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$repo/kernel/main.c")
+# Both builds below (host-deb/reproducible) date the changelog alike: make
+# deb takes SOURCE_DATE_EPOCH when set, else the last commit's date, which
+# a copy of the tree outside the repository has not.
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
+export SOURCE_DATE_EPOCH
 log=$build/deb.log
 deb=$build/deb
 # make deb runs lintian last: a build failure and a lintian failure are told
@@ -66,6 +77,7 @@ if [ -z "$changes" ]; then
 	record fail host-deb/lintian
 	record fail host-deb/no-rpath
 	record fail host-deb/contents
+	record fail host-deb/reproducible
 	record fail host-deb/userspace-buildflags
 	exit 1
 fi
@@ -173,6 +185,49 @@ if python3 "$repo/tests/host/copyright.py" "$repo"; then
 else
 	record fail host-deb/copyright
 fi
+# --- the same packages from another path --------------------------------------
+# The tree (what make deb copies: no VCS, nothing ignored) copied to another
+# path, and make deb run there into another BUILD: every .deb must be the
+# same, byte for byte (issue #49: /usr/bin/smbdirect kept the build tree's
+# RUNPATH string in .dynstr after CMake's install-time RPATH removal).
+repro=$build/repro
+rsrc=$repro/elsewhere/smbdirect-source-copy
+rm -rf "$repro"
+mkdir -p "$rsrc"
+tar -C "$repo" --exclude-vcs --exclude-vcs-ignores --exclude=./build -cf - . |
+	tar -C "$rsrc" -xf -
+start=$(date +%s)
+make --no-print-directory -C "$rsrc" deb BUILD="$repro/build" >"$repro.log" 2>&1
+rc=$?
+echo "deb: the second build, from $rsrc, took $(($(date +%s) - start)) s (exit $rc)"
+differ=()
+for d in "$deb"/*.deb; do
+	n=$(basename "$d")
+	other=$repro/build/deb/$n
+	if [ ! -f "$other" ]; then
+		differ+=("$n: not built there (log: $repro.log)")
+		continue
+	fi
+	cmp -s "$d" "$other" && continue
+	# Name the files that differ: both packages unpacked, compared file by file.
+	mkdir -p "$repro/x/1/$n" "$repro/x/2/$n"
+	dpkg-deb -R "$d" "$repro/x/1/$n" && dpkg-deb -R "$other" "$repro/x/2/$n"
+	files=$(cd "$repro/x/1/$n" && find . -type f | sort | while read -r f; do
+		cmp -s "$f" "$repro/x/2/$n/$f" || echo "${f#./}"
+	done | head -n 5 | tr '\n' ' ')
+	differ+=("$n: ${files:-the archive only (no file differs)}")
+done
+if [ ${#differ[@]} -eq 0 ]; then
+	echo "deb: the same $(ls "$deb"/*.deb | wc -l) packages, byte for byte, from $rsrc"
+	rm -rf "$rsrc" "$repro/build/deb/smbdirect-$version"
+	record pass host-deb/reproducible
+else
+	echo "deb: built from $rsrc, the packages differ: ${differ[*]}"
+	command -v diffoscope >/dev/null &&
+		echo "deb: diffoscope $deb/<package>.deb $repro/build/deb/<package>.deb shows how"
+	record fail host-deb/reproducible
+fi
+
 # --- make userspace under dpkg-buildflags ------------------------------------
 fb=$build/buildflags
 rm -rf "$fb"

@@ -44,6 +44,11 @@
 # host-install/version-macros a C program built against the staged header
 #                             with $(pkg-config --cflags) checks
 #                             SMBDIRECT_CHECK_VERSION(0, 2, 0) in #if
+# host-install/pkg-config-static
+#                             `pkg-config --static --libs smbdirect` names
+#                             no C++ runtime (was: Libs.private: -lstdc++)
+#                             and with it gcc links server.c against the
+#                             staged libsmbdirect.a
 #
 # One "pass|fail host-install/<name>" line each in $SMBDIRECT_RESULTS.
 set -u -o pipefail
@@ -63,7 +68,7 @@ record() { # record pass|fail name
 	echo "$1 $2"
 	[ "$1" = pass ] || status=1
 }
-names="cmake-cxx20 cmake-c-only cxx17-error readme-examples pkg-config-version cmake-version version-macros"
+names="cmake-cxx20 cmake-c-only cxx17-error readme-examples pkg-config-version cmake-version version-macros pkg-config-static"
 
 stage=$build/install-stage
 prefix=$stage/usr/local
@@ -225,5 +230,19 @@ if gcc -std=c11 -Wall -Wextra -Werror -c $(pc --cflags smbdirect) -o "$work/vers
 else
 	head -n 20 "$work/version.c.log"
 	record fail host-install/version-macros
+fi
+
+# A static link as pkg-config describes it: the archive, and what it needs.
+static_libs=$(pc --static --libs smbdirect)
+if [[ " $static_libs " == *" -lstdc++ "* ]]; then
+	echo "pkg-config --static --libs smbdirect: $static_libs (a C++ runtime)"
+	record fail host-install/pkg-config-static
+elif gcc -std=c11 $sanitize $(pc --cflags smbdirect) -o "$work/server-static" "$src/server.c" \
+	-Wl,-Bstatic $static_libs -Wl,-Bdynamic >"$work/server-static.log" 2>&1; then
+	record pass host-install/pkg-config-static
+else
+	echo "gcc ... $static_libs (static):"
+	head -n 20 "$work/server-static.log"
+	record fail host-install/pkg-config-static
 fi
 exit $status

@@ -19,8 +19,11 @@
 #                        (library, headers, pkg-config/CMake files, preload,
 #                        tool, man pages, uapi header); DESTDIR, PREFIX
 #   make dkms-source     copy what dkms builds to /usr/src/af_smbdirect-VERSION
+#   make dist            the release tarball BUILD/dist/smbdirect-VERSION.tar.xz
+#                        (reproducible: the same bytes every time)
 #   make deb             Debian packages (userspace/packaging/debian) into
-#                        BUILD/deb, then lintian: af-smbdirect-dkms, libsmbdirect0,
+#                        BUILD/deb from that tarball, then lintian: the source
+#                        package (3.0 (quilt)), af-smbdirect-dkms, libsmbdirect0,
 #                        libsmbdirect-dev, smbdirect-tools
 #   make deps            install what the build and the tests need (Debian
 #                        packages: compilers, cmake, libnl, GoogleTest,
@@ -89,7 +92,7 @@ sd_bdir = $(BUILD)/module/$(subst /,_,$(patsubst /%,%,$(1)))$(2)
 MDIR = $(call sd_bdir,$(KDIR),$(if $(filter 1,$(SMBDIRECT_KUNIT)),-kunit))
 
 .PHONY: all module modules install install-module install-userspace userspace uninstall \
-	dkms-source deb samba clean deps demo check check-host check-module check-vm check-demo check-deb summary \
+	dkms-source dist deb samba clean deps demo check check-host check-module check-vm check-demo check-deb summary \
 	results-reset help bench kunit docs check-docs
 
 all module modules:
@@ -173,32 +176,50 @@ uninstall:
 deps:
 	@$(ROOT)/tests/setup-deps.sh
 
+# The release tarball, $(BUILD)/dist/smbdirect-VERSION.tar.xz: the files
+# git tracks of the shipped tree and the tests (no .ci), under
+# smbdirect-VERSION/; in a tree without git (an unpacked tarball) all its
+# files. Reproducible: names sorted,
+# every mtime the Debian changelog's date, owner root, modes u+rw,go=rX,
+# single-threaded xz; two runs give the same bytes (host/dist-reproducible).
+DIST_DIR = $(BUILD)/dist
+DIST_FILES = Kbuild Makefile dkms.conf README.md kernel uapi userspace Documentation tests
+DIST_TARBALL = $(DIST_DIR)/smbdirect-$(VERSION).tar.xz
+CHANGELOG = $(ROOT)/userspace/packaging/debian/changelog
+dist:
+	@test -n "$(VERSION)" || { echo "dist: no PACKAGE_VERSION in dkms.conf"; exit 1; }
+	@ts=$$(dpkg-parsechangelog -l $(CHANGELOG) -S Timestamp) && \
+	 mkdir -p $(DIST_DIR) && rm -f $(DIST_TARBALL) && \
+	 { if git -C $(ROOT) rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git -C $(ROOT) ls-files -z -- $(DIST_FILES); \
+	   else cd $(ROOT) && find $(DIST_FILES) -type f -print0; fi; } | LC_ALL=C sort -z | \
+	 tar -C $(ROOT) --null -T - --sort=name --format=gnu \
+		--mtime=@$$ts --owner=0 --group=0 --numeric-owner --mode=u+rw,go=rX \
+		--transform='s,^,smbdirect-$(VERSION)/,' -cf - | \
+		xz -6 -T1 -c >$(DIST_TARBALL).tmp && mv $(DIST_TARBALL).tmp $(DIST_TARBALL)
+	@echo "$(DIST_TARBALL)"
+
 # Debian packages: af-smbdirect-dkms, libsmbdirect0, libsmbdirect-dev,
-# smbdirect-tools. The top level belongs to Kbuild, so the packaging lives
-# in userspace/packaging/debian/: the tree (what git would see, without
-# build products) is copied to $(BUILD)/deb/smbdirect-VERSION with that
-# directory as its debian/, and dpkg-buildpackage -us -uc -b runs there;
-# lintian then judges the result (errors and warnings fail). The .deb
-# files land in $(BUILD)/deb/. The changelog is dated SOURCE_DATE_EPOCH
-# when set, else the last commit: a copy of the tree outside the
-# repository builds the same packages (tests/host/deb.sh). Needs debhelper, dh-dkms and lintian
-# (make deps).
+# smbdirect-tools, and the source package, 3.0 (quilt). The top level
+# belongs to Kbuild, so the packaging lives in userspace/packaging/debian/
+# (changelog included): `make dist`'s tarball is the .orig.tar.xz, unpacked
+# in $(BUILD)/deb/smbdirect-VERSION with that directory as its debian/, and
+# dpkg-buildpackage -us -uc builds source and binaries there; lintian then
+# judges the result (errors and warnings fail). Everything lands in
+# $(BUILD)/deb/. Needs debhelper, dh-dkms and lintian (make deps).
 DEB_DIR = $(BUILD)/deb
 DEB_TREE = $(DEB_DIR)/smbdirect-$(VERSION)
-deb:
-	@test -n "$(VERSION)" || { echo "deb: no PACKAGE_VERSION in dkms.conf"; exit 1; }
-	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_TREE)
-	@tar -C $(ROOT) --exclude-vcs --exclude-vcs-ignores -cf - Kbuild Makefile dkms.conf \
-		README.md kernel uapi userspace Documentation | tar -C $(DEB_TREE) -xf -
-	@cp -a $(ROOT)/userspace/packaging/debian $(DEB_TREE)/debian
-	@{ echo "smbdirect ($(VERSION)) unstable; urgency=medium"; echo; \
-	   echo "  * Built from the source tree by make deb."; echo; \
-	   echo " -- $$(sed -n 's/^Maintainer: //p' $(DEB_TREE)/debian/control)  $$(date -R -d \
-		@$${SOURCE_DATE_EPOCH:-$$(git -C $(ROOT) log -1 --format=%ct 2>/dev/null || date +%s)})"; \
-	 } >$(DEB_TREE)/debian/changelog
-	cd $(DEB_TREE) && dpkg-buildpackage -us -uc -b
-	lintian --fail-on error,warning --display-info $(DEB_DIR)/smbdirect_$(VERSION)_*.changes
-	@ls $(DEB_DIR)/*.deb
+DEB_VERSION = $(shell dpkg-parsechangelog -l $(CHANGELOG) -S Version 2>/dev/null)
+deb: dist
+	@v='$(DEB_VERSION)'; [ "$${v%-*}" = "$(VERSION)" ] && [ "$$v" != "$(VERSION)" ] || \
+		{ echo "deb: debian/changelog's version '$$v' is not $(VERSION)-REVISION"; exit 1; }
+	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	@cp $(DIST_TARBALL) $(DEB_DIR)/smbdirect_$(VERSION).orig.tar.xz
+	@tar -C $(DEB_DIR) -xf $(DEB_DIR)/smbdirect_$(VERSION).orig.tar.xz
+	@cp -a $(DEB_TREE)/userspace/packaging/debian $(DEB_TREE)/debian
+	cd $(DEB_TREE) && dpkg-buildpackage -us -uc
+	lintian --fail-on error,warning --display-info $(DEB_DIR)/smbdirect_$(DEB_VERSION)_*.changes
+	@ls $(DEB_DIR)/*.deb $(DEB_DIR)/*.dsc
 
 results-reset:
 	@mkdir -p $(BUILD) && : > $(RESULTS)

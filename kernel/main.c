@@ -73,4 +73,4 @@ module_exit(af_smbdirect_exit);
 MODULE_DESCRIPTION("SMB-Direct (MS-SMBD) socket family over RDMA");
 MODULE_AUTHOR("The smbdirect developers");
 MODULE_LICENSE("GPL");
-MODULE_VERSION("0.2");
+MODULE_VERSION("0.2.0");

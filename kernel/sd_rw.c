@@ -48,6 +48,7 @@
 #include "uapi/linux/smbdirect.h"
 #include "sd_layout.h"
 #include "sd_sock.h"
+#include "test_hooks.h"
 
 /* No chunk of an ioctl's transfer completing for this long: it is stuck. */
 #define SD_RW_STALL (30 * HZ)
@@ -70,6 +71,13 @@ struct sd_rw_chunk {
 	u64 remote;		/* the peer's address and key for it */
 	u32 rkey;
 	bool ctx_live;		/* rdma_rw_ctx_init() succeeded */
+	/*
+	 * Its post failed after part of its chain went to the send queue:
+	 * outstanding, but no completion of it will come (rdma_rw signals
+	 * only the last work request, which did not go); rw_work takes it
+	 * (sd_rw_take_post_failed()). sd->lock.
+	 */
+	bool post_failed;
 	/*
 	 * Its context is ready to post; sd->lock. A context may take MRs
 	 * of the QP's pool (rw_depth of them): always an iWARP RDMA READ's,
@@ -375,11 +383,13 @@ static void sd_rw_release_finished(struct sd_sock *sd)
 }
 
 static void sd_rw_prepare_next(struct sd_sock *sd);
+static void sd_rw_take_post_failed(struct sd_sock *sd);
 
 static void sd_rw_work_fn(struct work_struct *work)
 {
 	struct sd_sock *sd = container_of(work, struct sd_sock, rw_work);
 
+	sd_rw_take_post_failed(sd);
 	sd_rw_release_finished(sd);
 	sd_rw_prepare_next(sd);
 }
@@ -409,6 +419,10 @@ static void sd_rw_chunk_done(struct sd_rw_chunk *c, enum ib_wc_status wc_status)
 		x->status = status;
 	if (x->status)
 		x->cancel = true;
+	if (c->post_failed) {
+		c->post_failed = false;
+		sd->rw_post_failed--;
+	}
 	x->outstanding--;
 	x->completed++;
 	sd->rw_slots++;
@@ -487,6 +501,41 @@ unsigned int sd_rw_flush_stuck(struct sd_sock *sd)
 	return n;
 }
 
+/*
+ * A chunk whose post failed part-way (sd_rw_kick()): the work requests
+ * ahead of the refused one went to the send queue and may be running, and
+ * none of them will complete to us. The QP is moved to the error state,
+ * where it processes nothing more and flushes what it holds; then the
+ * chunk is taken as flushed, as sd_rw_flush_stuck() takes one, its
+ * transfer an orphan whose pages stay until the QP is destroyed. Process
+ * context: rw_work, or teardown.
+ */
+static void sd_rw_take_post_failed(struct sd_sock *sd)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct sd_rw_chunk *c, *tmp;
+	LIST_HEAD(taken);
+	bool any;
+
+	spin_lock_bh(&sd->lock);
+	any = sd->rw_post_failed;
+	spin_unlock_bh(&sd->lock);
+	if (!any || !sd->qp)
+		return;
+	if (ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
+		pr_warn_ratelimited("cannot move the QP of a failed post to the error state\n");
+	spin_lock_bh(&sd->lock);
+	list_for_each_entry_safe(c, tmp, &sd->rw_posted_chunks, posted) {
+		if (c->post_failed && !test_and_set_bit(0, &c->completed)) {
+			list_move_tail(&c->posted, &taken);
+			c->x->orphan = true;
+		}
+	}
+	spin_unlock_bh(&sd->lock);
+	list_for_each_entry_safe(c, tmp, &taken, posted)
+		sd_rw_chunk_done(c, IB_WC_WR_FLUSH_ERR);
+}
+
 /* x leaves rw_pending: nothing more of it is posted. */
 static void sd_xfer_unqueue(struct sd_sock *sd, struct sd_xfer *x)
 	__must_hold(&sd->lock)
@@ -521,6 +570,8 @@ static bool sd_rw_chunk_truncated(struct sd_xfer *x, struct sd_rw_chunk *c)
 static void sd_rw_kick(struct sd_sock *sd)
 	__must_hold(&sd->lock)
 {
+	const struct ib_send_wr *bad;
+	struct ib_send_wr *first;
 	u64 posted = sd->rw_posted;
 	struct sd_rw_chunk *c;
 	struct sd_xfer *x;
@@ -552,13 +603,25 @@ static void sd_rw_kick(struct sd_sock *sd)
 			continue;
 		}
 		c->cqe.done = sd_rw_done;
-		err = rdma_rw_ctx_post(&c->ctx, sd->qp, sd->cm_id->port_num,
-				       &c->cqe, NULL);
+		first = rdma_rw_ctx_wrs(&c->ctx, sd->qp, sd->cm_id->port_num, &c->cqe, NULL);
+		bad = NULL;
+		err = sd_test_rw_post(sd->qp, first, &bad);
 		if (err) {
 			x->status = err;
 			x->cancel = true;
 			sd_fail(sd, -EIO);
-			continue;
+			/* Nothing of the chain went: the chunk is not the device's. */
+			if (bad == first)
+				continue;
+			/*
+			 * ib_post_send() stops at the first work request it
+			 * refuses; those ahead of it went and may run. The chunk
+			 * stays outstanding with its pages, sgl and MRs until
+			 * rw_work has stopped the QP (sd_rw_take_post_failed()).
+			 */
+			c->post_failed = true;
+			sd->rw_post_failed++;
+			queue_work(sd_wq, &sd->rw_work);
 		}
 		list_add_tail(&c->posted, &sd->rw_posted_chunks);
 		sd->rw_slots--;
@@ -590,6 +653,7 @@ void sd_rw_teardown(struct sd_sock *sd)
 	spin_lock_bh(&sd->lock);
 	sd_rw_kick(sd);
 	spin_unlock_bh(&sd->lock);
+	sd_rw_take_post_failed(sd);
 	cancel_work_sync(&sd->rw_work);
 	sd_rw_release_finished(sd);
 }

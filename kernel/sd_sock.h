@@ -348,6 +348,7 @@ struct sd_sock {
 	u64 rw_taken;
 	u64 rw_posted;
 	u32 rw_slots;		/* of rw_depth, free now */
+	u32 rw_post_failed;	/* chunks posted part-way, not yet taken */
 	u32 rw_reads;		/* RDMA READ contexts posted */
 	u32 rw_inflight;	/* transfers taken and not reaped */
 	u32 rw_limit;		/* SMBDIRECT_OPT_RDMA_INFLIGHT; lock_sock() */

@@ -7,6 +7,8 @@
  * files under af_smbdirect/ that let the VM harness prove its detectors work
  * and let tests force rare orders of events.
  */
+#include <rdma/ib_verbs.h>
+
 #ifdef SMBDIRECT_KUNIT
 #include <linux/atomic.h>
 #include <linux/compiler.h>
@@ -172,6 +174,57 @@ static inline int sd_test_repost_fail(void)
 }
 
 /*
+ * af_smbdirect/test_rw_post_fail: a countdown of RDMA transfer chunk
+ * posts; the one that takes it from 1 to 0 fails part-way, as
+ * ib_post_send() does when it refuses a work request of the chain: all
+ * but the chain's last work request (the one rdma_rw signals) go to the
+ * send queue, and -ENOMEM is returned with *bad at the last. A chain of
+ * one work request goes nowhere. With af_smbdirect/test_rw_post_whole
+ * non-zero the whole chain goes and *bad is NULL (a device that reports
+ * an error for a chain it took: the completion of the last must find the
+ * chunk alive). test_rw_posted_part counts the work requests the failed
+ * posts sent.
+ */
+extern atomic_t af_smbdirect_test_rw_post_fail;
+extern atomic_t af_smbdirect_test_rw_post_whole;
+extern atomic_t af_smbdirect_test_rw_posted_part;
+
+static inline int sd_test_rw_post(struct ib_qp *qp, struct ib_send_wr *first,
+				  const struct ib_send_wr **bad)
+{
+	struct ib_send_wr *prev = NULL, *last = first;
+	int n = 1, err;
+
+	if (atomic_dec_if_positive(&af_smbdirect_test_rw_post_fail) != 0)
+		return ib_post_send(qp, first, bad);
+	while (last->next) {
+		prev = last;
+		last = last->next;
+		n++;
+	}
+	if (atomic_read(&af_smbdirect_test_rw_post_whole)) {
+		err = ib_post_send(qp, first, bad);
+		if (err)
+			return err;
+	} else if (prev) {
+		prev->next = NULL;
+		err = ib_post_send(qp, first, bad);
+		prev->next = last;
+		if (err)
+			return err;
+		n--;
+	} else {
+		n = 0;
+	}
+	atomic_add(n, &af_smbdirect_test_rw_posted_part);
+	if (atomic_read(&af_smbdirect_test_rw_post_whole))
+		*bad = NULL;
+	else
+		*bad = n ? last : first;
+	return -ENOMEM;
+}
+
+/*
  * af_smbdirect/test_sockets_walked: sockets a dump, a STATS_GET or a
  * STATS_RESET visited under a lock every socket of a namespace (or of
  * every namespace) depends on. A test zeroes it, asks, and reads what the
@@ -197,6 +250,12 @@ static inline void sd_test_live_key_unmap(bool key_live) {}
 static inline int sd_test_repost_fail(void)
 {
 	return 0;
+}
+
+static inline int sd_test_rw_post(struct ib_qp *qp, struct ib_send_wr *first,
+				  const struct ib_send_wr **bad)
+{
+	return ib_post_send(qp, first, bad);
 }
 
 static inline unsigned int sd_test_negotiate_timeout(unsigned int ms)

@@ -148,13 +148,14 @@ checkpatch() { # kernel-source
 # MODULE_VERSION in kernel/main.c is the version; dkms.conf (and so the
 # Makefile) states it again as a literal, which dh_dkms can read. The
 # user space cannot read it either: its version,
-# SMBDIRECT_VERSION_MAJOR/MINOR/PATCH in <smbdirect/smbdirect.h> (which
-# userspace/CMakeLists.txt reads as the project's), must have the same
-# MAJOR.MINOR; the man pages' headers and the README's dkms commands name
-# it too.
+# SMBDIRECT_VERSION_MAJOR/MINOR/PATCH and _STRING in <smbdirect/smbdirect.h>
+# (which userspace/CMakeLists.txt reads as the project's), must be the
+# same MAJOR.MINOR.PATCH; the Debian changelog's newest entry (upstream
+# part), the man pages' headers and the README's dkms commands name it
+# too. One version everywhere.
 version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$root/kernel/main.c")
 check_version() {
-	local v=$1 lib hdr dkms bad=
+	local v=$1 lib hdr dkms deb bad=
 	echo "== version: $v (MODULE_VERSION in kernel/main.c)"
 	[ -n "$v" ] || { echo "   no MODULE_VERSION in kernel/main.c"; return 1; }
 	# dkms.conf's literal version, read as dkms (bash) and as dh_dkms (its
@@ -166,9 +167,15 @@ check_version() {
 	[ "$dkms" = "$v" ] || bad+=" dkms.conf:PACKAGE_VERSION(dh_dkms)=$dkms"
 	# The library's version (CMake reads it from the header too).
 	hdr=$(awk '/^#define SMBDIRECT_VERSION_MAJOR / { M = $3 }
-		/^#define SMBDIRECT_VERSION_MINOR / { m = $3 } END { print M "." m }' \
+		/^#define SMBDIRECT_VERSION_MINOR / { m = $3 }
+		/^#define SMBDIRECT_VERSION_PATCH / { p = $3 } END { print M "." m "." p }' \
 		"$root/userspace/lib/include/smbdirect/smbdirect.h")
-	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_VERSION_MAJOR.MINOR=$hdr"
+	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_VERSION_MAJOR.MINOR.PATCH=$hdr"
+	hdr=$(sed -n 's/^#define SMBDIRECT_VERSION_STRING "\(.*\)"$/\1/p' \
+		"$root/userspace/lib/include/smbdirect/smbdirect.h")
+	[ "$hdr" = "$v" ] || bad+=" smbdirect.h:SMBDIRECT_VERSION_STRING=$hdr"
+	deb=$(dpkg-parsechangelog -l "$root/userspace/packaging/debian/changelog" -S Version 2>/dev/null)
+	[ "${deb%-*}" = "$v" ] || bad+=" debian/changelog:$deb"
 	bad+=$(cd "$root" && grep -H '^\.TH ' Documentation/man/man*/*.[0-9] |
 		grep -v "\"\(lib\)\?smbdirect $v\"" | sed 's/^\([^:]*\):.*/ \1/' | tr -d '\n')
 	bad+=$(cd "$root" && grep -o 'af_smbdirect[-/][0-9][0-9.]*[0-9]' README.md Documentation/*.rst |

@@ -20,7 +20,7 @@ bookworm=(
 	libibverbs-dev librdmacm-dev ibverbs-providers
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
 	nettle-dev liburing-dev
-	debhelper dh-dkms lintian fakeroot
+	debhelper dh-dkms lintian fakeroot autopkgtest
 	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema man-db groff-base
 	debian-archive-keyring ca-certificates
 	libgnutls28-dev libpopt-dev libparse-yapp-perl libkrb5-dev zlib1g-dev

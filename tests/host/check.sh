@@ -19,7 +19,9 @@
 #    tests/host/install.sh: the host-asan build installed under a DESTDIR,
 #    a CMake consumer of it gets C++20, a C-only one links it with the C
 #    compiler, C++17 gets the header's #error, the README's examples
-#    compile ("pass host-install/...")
+#    compile ("pass host-install/..."), and
+#    tests/host/dist.sh: `make dist`'s tarball holds what git tracks and
+#    is the same bytes from another tree ("pass host/dist-...")
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
 #    fails below 90 % of lines
 #
@@ -120,6 +122,10 @@ section "i386 (-m32): core, libsmbdirect and preload unit tests"
 # --- 1d. the installed tree ------------------------------------------------------
 section "install: a consumer of the installed headers and CMake package"
 "$repo/tests/host/install.sh" "$repo" "$build" "$build/host-asan" || status=1
+
+# --- 1e. the release tarball ------------------------------------------------------
+section "dist: the release tarball's contents, the same bytes from another tree"
+"$repo/tests/host/dist.sh" "$repo" "$build" || status=1
 
 # --- 2. libFuzzer -----------------------------------------------------------
 section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"

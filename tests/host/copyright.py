@@ -4,9 +4,8 @@
 
     tests/host/copyright.py REPO-ROOT
 
-Every file of the source package (what `make deb` copies: Kbuild,
-Makefile, dkms.conf, README.md, kernel/, uapi/, userspace/,
-Documentation/, as git tracks them) that carries an SPDX-License-Identifier
+Every file of the source package (what `make dist` puts in the release
+tarball: the Makefile's DIST_FILES, as git tracks them) that carries an SPDX-License-Identifier
 line must fall, by DEP-5's rule (the last Files stanza whose pattern
 matches), under a stanza whose License is that identifier in DEP-5's
 names (GPL-2.0 is GPL-2, LGPL-2.1-or-later LGPL-2.1+, "X WITH
@@ -21,8 +20,6 @@ import re
 import subprocess
 import sys
 
-SHIPPED = ["Kbuild", "Makefile", "dkms.conf", "README.md", "kernel", "uapi",
-           "userspace", "Documentation"]
 # Files without an SPDX line whose license is known otherwise.
 DECLARED = {"userspace/samba/patches/*.patch": "GPL-3+"}
 NAMES = {
@@ -85,7 +82,9 @@ def main():
     root = sys.argv[1]
     with open(f"{root}/userspace/packaging/debian/copyright", encoding="utf-8") as f:
         files, licenses = stanzas(f.read())
-    paths = subprocess.run(["git", "-C", root, "ls-files", "--", *SHIPPED],
+    with open(f"{root}/Makefile", encoding="utf-8") as f:
+        shipped = re.search(r"^DIST_FILES = (.*)$", f.read(), re.M).group(1).split()
+    paths = subprocess.run(["git", "-C", root, "ls-files", "--", *shipped],
                            check=True, capture_output=True, text=True).stdout.split()
     bad, checked, declared, unknown = [], 0, 0, 0
     for path in paths:

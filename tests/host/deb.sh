@@ -5,9 +5,11 @@
 #
 #   tests/host/deb.sh <repo-root> <build-dir>
 #
-# host-deb/build    `make deb`: the tree copied to BUILD/deb with
-#                   userspace/packaging/debian as debian/, dpkg-buildpackage
-#                   -us -uc -b (dpkg-buildflags with hardening=+all and
+# host-deb/build    `make deb`: `make dist`'s tarball as the .orig.tar.xz,
+#                   unpacked in BUILD/deb with userspace/packaging/debian as
+#                   debian/, dpkg-buildpackage -us -uc: the 3.0 (quilt)
+#                   source package and the binaries (dpkg-buildflags with
+#                   hardening=+all and
 #                   _FORTIFY_SOURCE=3, no -Werror, dpkg-gensymbols at level
 #                   4 against debian/libsmbdirect0.symbols)
 # host-deb/lintian  lintian --fail-on error,warning on the .changes
@@ -26,11 +28,11 @@
 # host-deb/copyright debian/copyright agrees with the SPDX line of every
 #                   file of the source package (tests/host/copyright.py)
 # host-deb/reproducible
-#                   the tree copied to another path (BUILD/repro/...) and
-#                   `make deb` run there gives the same .deb files, byte for
-#                   byte (cmp; on a difference, the files that differ are
-#                   named); both builds take SOURCE_DATE_EPOCH (default: the
-#                   last commit's date) for the changelog
+#                   the release tarball unpacked at another path
+#                   (BUILD/repro/...) and `make deb` run there gives the same
+#                   .deb files and .dsc, byte for byte (cmp; on a difference,
+#                   the files that differ are named); both take their dates
+#                   from the changelog
 # host-deb/userspace-buildflags
 #                   `make userspace` with dpkg-buildflags' variables exported
 #                   (hardening=+all, _FORTIFY_SOURCE raised to 3), as a
@@ -58,11 +60,6 @@ record() { # record pass|fail name
 }
 
 version=$(sed -n 's/^MODULE_VERSION("\(.*\)");$/\1/p' "$repo/kernel/main.c")
-# Both builds below (host-deb/reproducible) date the changelog alike: make
-# deb takes SOURCE_DATE_EPOCH when set, else the last commit's date, which
-# a copy of the tree outside the repository has not.
-SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
-export SOURCE_DATE_EPOCH
 log=$build/deb.log
 deb=$build/deb
 # make deb runs lintian last: a build failure and a lintian failure are told
@@ -186,22 +183,22 @@ else
 	record fail host-deb/copyright
 fi
 # --- the same packages from another path --------------------------------------
-# The tree (what make deb copies: no VCS, nothing ignored) copied to another
-# path, and make deb run there into another BUILD: every .deb must be the
-# same, byte for byte (issue #49: /usr/bin/smbdirect kept the build tree's
-# RUNPATH string in .dynstr after CMake's install-time RPATH removal).
+# The release tarball the first build made (its .orig.tar.xz) unpacked at
+# another path, and make deb run there into another BUILD: every .deb and
+# the .dsc must be the same, byte for byte (issue #49: /usr/bin/smbdirect
+# kept the build tree's RUNPATH string in .dynstr after CMake's
+# install-time RPATH removal). Both take their dates from the changelog.
 repro=$build/repro
 rsrc=$repro/elsewhere/smbdirect-source-copy
 rm -rf "$repro"
 mkdir -p "$rsrc"
-tar -C "$repo" --exclude-vcs --exclude-vcs-ignores --exclude=./build -cf - . |
-	tar -C "$rsrc" -xf -
+tar -C "$rsrc" --strip-components=1 -xf "$deb/smbdirect_$version.orig.tar.xz"
 start=$(date +%s)
 make --no-print-directory -C "$rsrc" deb BUILD="$repro/build" >"$repro.log" 2>&1
 rc=$?
 echo "deb: the second build, from $rsrc, took $(($(date +%s) - start)) s (exit $rc)"
 differ=()
-for d in "$deb"/*.deb; do
+for d in "$deb"/*.deb "$deb"/*.dsc; do
 	n=$(basename "$d")
 	other=$repro/build/deb/$n
 	if [ ! -f "$other" ]; then
@@ -209,6 +206,7 @@ for d in "$deb"/*.deb; do
 		continue
 	fi
 	cmp -s "$d" "$other" && continue
+	case $n in *.dsc) differ+=("$n: $(diff "$d" "$other" | grep -c '^>') lines"); continue ;; esac
 	# Name the files that differ: both packages unpacked, compared file by file.
 	mkdir -p "$repro/x/1/$n" "$repro/x/2/$n"
 	dpkg-deb -R "$d" "$repro/x/1/$n" && dpkg-deb -R "$other" "$repro/x/2/$n"
@@ -218,7 +216,7 @@ for d in "$deb"/*.deb; do
 	differ+=("$n: ${files:-the archive only (no file differs)}")
 done
 if [ ${#differ[@]} -eq 0 ]; then
-	echo "deb: the same $(ls "$deb"/*.deb | wc -l) packages, byte for byte, from $rsrc"
+	echo "deb: the same $(ls "$deb"/*.deb | wc -l) packages and .dsc, byte for byte, from $rsrc"
 	rm -rf "$rsrc" "$repro/build/deb/smbdirect-$version"
 	record pass host-deb/reproducible
 else

@@ -11,7 +11,8 @@
  * test_request_delay_ms, test_requests_delayed, test_route_delay_ms,
  * test_route_delayed, test_negotiate_timeout_ms, test_dereg_delay_ms,
  * test_dereg_delayed, test_release_delay_ms, test_release_delayed,
- * test_live_key_unmaps, test_repost_enotconn, test_sockets_walked: see
+ * test_live_key_unmaps, test_repost_enotconn, test_sockets_walked,
+ * test_rw_post_fail, test_rw_post_whole, test_rw_posted_part: see
  * test_hooks.h.
  */
 #include <linux/compiler.h>
@@ -37,6 +38,9 @@ atomic_t af_smbdirect_test_release_delayed = ATOMIC_INIT(0);
 atomic_t af_smbdirect_test_live_key_unmaps = ATOMIC_INIT(0);
 atomic_t af_smbdirect_test_repost_enotconn = ATOMIC_INIT(0);
 atomic_t af_smbdirect_test_sockets_walked = ATOMIC_INIT(0);
+atomic_t af_smbdirect_test_rw_post_fail = ATOMIC_INIT(0);
+atomic_t af_smbdirect_test_rw_post_whole = ATOMIC_INIT(0);
+atomic_t af_smbdirect_test_rw_posted_part = ATOMIC_INIT(0);
 
 static noinline u8 af_smbdirect_test_oob_read(const u8 *p, size_t i)
 {
@@ -96,6 +100,12 @@ void af_smbdirect_test_hooks_init(void)
 				&af_smbdirect_test_repost_enotconn);
 	debugfs_create_atomic_t("test_sockets_walked", 0600, af_smbdirect_test_dir,
 				&af_smbdirect_test_sockets_walked);
+	debugfs_create_atomic_t("test_rw_post_fail", 0600, af_smbdirect_test_dir,
+				&af_smbdirect_test_rw_post_fail);
+	debugfs_create_atomic_t("test_rw_post_whole", 0600, af_smbdirect_test_dir,
+				&af_smbdirect_test_rw_post_whole);
+	debugfs_create_atomic_t("test_rw_posted_part", 0600, af_smbdirect_test_dir,
+				&af_smbdirect_test_rw_posted_part);
 }
 
 void af_smbdirect_test_hooks_exit(void)

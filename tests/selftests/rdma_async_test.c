@@ -753,6 +753,118 @@ TEST_F_TIMEOUT(async, close_with_transfers_in_flight, 60)
 	munmap(rb, len);
 }
 
+#define RW_POST_FAIL "/sys/kernel/debug/af_smbdirect/test_rw_post_fail"
+#define RW_POST_WHOLE "/sys/kernel/debug/af_smbdirect/test_rw_post_whole"
+#define RW_POSTED_PART "/sys/kernel/debug/af_smbdirect/test_rw_posted_part"
+
+/*
+ * A chunk's post that fails part-way (#45 item 7b). The test build's
+ * test_rw_post_fail makes one chunk's ib_post_send() send all but the
+ * last work request of its chain and fail with -ENOMEM, as a device does
+ * when it refuses one; with whole, the chain goes whole and the post
+ * still fails (the device's completion of it then comes). B's buffer is
+ * 64 pages apart from each other, so the chain has several work requests
+ * on every device (rxe takes 32 pages per request, siw 6). What went to
+ * the send queue may run: the transfer must keep its pages and context
+ * until the QP is stopped or its completion came, then fail exactly once;
+ * the connection ends on both sides, no call waits for a completion that
+ * never comes, and nothing stays pinned once B is closed. sync: RDMA_WRITEV; else one
+ * transfer by sendmsg.
+ */
+static void post_fails_part_way(struct __test_metadata *_metadata, int a, int *bp, bool sync,
+				bool whole)
+{
+	int b = *bp;
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[2];
+	struct smbdirect_rdma_args args;
+	const size_t n = 64, len = n * PAGE;
+	long nd, pin0, part = -1, ret;
+	unsigned char *ra, *rb;
+	struct iovec iov[64];
+	__u64 id, bytes;
+	char msg[8];
+	size_t i;
+
+	if (access(RW_POST_FAIL, F_OK))
+		SKIP(return, "not a test build (no %s)", RW_POST_FAIL);
+	pin0 = sd_vm_pin_kb(getpid());
+	ra = map_bytes(len);
+	rb = map_bytes(2 * len);
+	ASSERT_TRUE(ra && rb);
+	memset(ra, 0, len);
+	sd_fill(rb, 2 * len, 7);
+	for (i = 0; i < n; i++)
+		iov[i] = (struct iovec){ rb + 2 * i * PAGE, PAGE };
+	nd = offer(_metadata, a, b, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE, ra, len, d, &id);
+	ASSERT_LT(0, nd);
+	ASSERT_EQ(0, sd_write_str(RW_POSTED_PART, "0"));
+	ASSERT_EQ(0, sd_write_str(RW_POST_WHOLE, whole ? "1" : "0"));
+	ASSERT_EQ(0, sd_write_str(RW_POST_FAIL, "1"));
+	if (sync) {
+		ret = sd_rdma(b, SMBDIRECT_IOC_RDMA_WRITEV, iov, n, d, nd, &bytes);
+		EXPECT_NE(0, ret) TH_LOG("RDMA_WRITEV succeeded with its post failed");
+	} else {
+		prep(&args, 77, SMBDIRECT_RDMA_WRITE, iov, d, nd);
+		args.iov_count = n;
+		ASSERT_EQ(0, submit(b, SOCK_SEQPACKET, &args, 1, NULL, 0, NULL, MSG_DONTWAIT));
+		ASSERT_EQ(1, reap_all(b, c, 1, SD_STEP_MS));
+		EXPECT_EQ(77u, c[0].cookie);
+		EXPECT_NE(0, c[0].status) TH_LOG("the transfer succeeded with its post failed");
+		/* Exactly once. */
+		sd_sleep_ms(500);
+		EXPECT_EQ(-EAGAIN, reap(b, c + 1, 1, NULL));
+	}
+	sd_write_str(RW_POST_FAIL, "0");
+	sd_write_str(RW_POST_WHOLE, "0");
+	/* The hook fired, and part of a chain went to the send queue. */
+	EXPECT_EQ(0, sd_read_long(RW_POSTED_PART, &part));
+	EXPECT_LT(0, part) TH_LOG("no work request of the failed chain was posted");
+	/* The connection is over, on both sides. */
+	ret = recv(b, msg, sizeof(msg), 0);
+	EXPECT_GE(0, ret) TH_LOG("B still connected after its failed post");
+	ret = recv(a, msg, sizeof(msg), 0);
+	EXPECT_GE(0, ret) TH_LOG("A still connected after B's failed post");
+	EXPECT_EQ(0, sd_deregister(a, id, NULL));
+	munmap(ra, len);
+	munmap(rb, 2 * len);
+	/*
+	 * A chunk no completion came for is an orphan: the pages its posted
+	 * work requests point at stay pinned while B's QP exists (A's are
+	 * gone with its registration), and go at close.
+	 */
+	if (!whole)
+		EXPECT_LT(pin0, sd_vm_pin_kb(getpid()))
+			TH_LOG("B's pages unpinned while work requests posted for them may run");
+	close(b);
+	*bp = -1;
+	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 5000));
+}
+
+TEST_F_TIMEOUT(async, post_failing_part_way_sync, 30)
+{
+	PAIR(SOCK_SEQPACKET);
+	post_fails_part_way(_metadata, self->c, &self->s, true, false);
+}
+
+TEST_F_TIMEOUT(async, post_failing_part_way_async, 30)
+{
+	PAIR(SOCK_SEQPACKET);
+	post_fails_part_way(_metadata, self->c, &self->s, false, false);
+}
+
+TEST_F_TIMEOUT(async, post_failing_whole_sync, 30)
+{
+	PAIR(SOCK_SEQPACKET);
+	post_fails_part_way(_metadata, self->c, &self->s, true, true);
+}
+
+TEST_F_TIMEOUT(async, post_failing_whole_async, 30)
+{
+	PAIR(SOCK_SEQPACKET);
+	post_fails_part_way(_metadata, self->c, &self->s, false, true);
+}
+
 /*
  * A goes away (its registrations die) while B has 32 transfers queued:
  * every cookie still completes exactly once, the late ones with an error,

@@ -19,11 +19,18 @@
 #                     DKMS builds and installs the module for it.
 #   vm-deb/pkg-config tests/vm/deb-smoke.c built in the scratch root with
 #                     `cc ... $(pkg-config --cflags --libs smbdirect)`
+#   vm-deb/autopkgtest the source package's debian/tests with autopkgtest
+#                     (-B, the null runner, in the scratch root): the
+#                     README's examples built by pkg-config and run without
+#                     the module, the tools' --version and --help (module-rxe,
+#                     isolation-machine, runs in the guest)
 #   vm-deb/guest      the test VM boots the scratch root (run-vm.sh's
 #                     SD_VM_ROOT) and runs tests/vm/guest/deb.sh: modprobe
 #                     loads DKMS's module, the packaged smbdirect, the C
 #                     program to the packaged `smbdirect cat -l` over rxe
-#                     (IPv4) and siw (IPv6), rmmod; each a TAP case
+#                     (IPv4) and siw (IPv6), rmmod, then debian/tests/
+#                     module-rxe as autopkgtest runs a needs-root,
+#                     isolation-machine test; each a TAP case
 #   vm-deb/dmesg      no KASAN, lockdep or other report in the guest
 #   vm-deb/purge      dpkg --purge of the four packages leaves nothing: no
 #                     file or directory in the overlay's upper layer that
@@ -111,6 +118,14 @@ mkdir -p "$r/lib/modules/$kver" "$r/opt/sd-deb-test"
 ln -s "$kdir" "$r/lib/modules/$kver/build"
 rm -f "$r/var/lib/man-db/auto-update"
 cp "${debs[@]}" "$root/tests/vm/deb-smoke.c" "$r/opt/sd-deb-test/"
+# The source package, for its autopkgtests: as a .dsc for autopkgtest,
+# and unpacked (/opt/sd-deb-test/src) for the guest's run of module-rxe.
+dsc=$(ls "$build"/deb-check/deb/smbdirect_*.dsc 2>/dev/null | head -n 1)
+if [ -n "$dsc" ]; then
+	cp "$dsc" "$build"/deb-check/deb/smbdirect_*.orig.tar.xz \
+		"$build"/deb-check/deb/smbdirect_*.debian.tar.xz "$r/opt/sd-deb-test/"
+	dpkg-source -q -x "$dsc" "$r/opt/sd-deb-test/src" >>"$log" 2>&1
+fi
 before=$out/upper-before.txt
 (cd "$s/upper" && find . | sort) >"$before"
 
@@ -148,11 +163,36 @@ else
 	tail -n 20 "$log"
 	rec fail pkg-config
 fi
+
+# The source package's autopkgtests (debian/tests/control) with
+# autopkgtest itself, its null runner in the scratch root (which has the
+# packages installed, so -B: nothing built, no archive needed):
+# readme-examples and tools must pass. Not module-rxe: the null runner
+# counts as a machine of its own, and a chroot shares the host's kernel
+# (its modprobe and network devices would be the host's); the guest runs
+# it below. No bytecode written into the scratch root (the purge check).
+if [ $installed = 1 ] && [ -n "$dsc" ]; then
+	in_root env PYTHONDONTWRITEBYTECODE=1 autopkgtest -B --test-name=readme-examples \
+		--test-name=tools "/opt/sd-deb-test/${dsc##*/}" -- null >"$out/autopkgtest.log" 2>&1
+	arc=$?
+	sed -n '/@@@@ summary/,$p' "$out/autopkgtest.log" >"$out/autopkgtest.summary"
+	if [ $arc -eq 0 ] && grep -qx 'readme-examples *PASS' "$out/autopkgtest.summary" &&
+		grep -qx 'tools *PASS' "$out/autopkgtest.summary"; then
+		echo "deb-vm: autopkgtest -B ... -- null: $(tail -n +2 "$out/autopkgtest.summary" | tr -s ' ' | paste -sd ';')"
+		rec pass autopkgtest
+	else
+		echo "deb-vm: autopkgtest exit $arc; the end of its log:"
+		tail -n 30 "$out/autopkgtest.log"
+		rec fail autopkgtest
+	fi
+else
+	rec fail autopkgtest
+fi
 binds umount
 
 if [ $installed = 1 ]; then
 	SD_VM_ROOT=$r SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_DEB_TIMEOUT:-600} SD_VM_APPEND=kmemleak=off \
-		"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/deb.sh "$version" "$program"
+		"$root/tests/vm/run-vm.sh" "$kdir" "$out" tests/vm/guest/deb.sh "$version" "$program" /opt/sd-deb-test/src
 	vrc=$?
 	cat "$out/deb.tap" 2>/dev/null
 	if [ $vrc -eq 0 ] && ! grep -q '^not ok' "$out/deb.tap"; then
@@ -182,6 +222,9 @@ left=$(cd "$s/upper" && find . | sort | comm -13 "$before" - | while read -r p; 
 	case ${p#.} in
 	/var/lib/dpkg | /var/lib/dpkg/* | /var/log | /var/log/dpkg.log | /var/log/apt | /var/log/apt/*) continue ;;
 	/etc/ld.so.cache | /var/cache/ldconfig | /var/cache/ldconfig/*) continue ;;
+	# apt's own state: autopkgtest installs and removes its dependency
+	# package (autopkgtest-satdep) through apt
+	/var/lib/apt/extended_states | /var/cache/apt | /var/cache/apt/*) continue ;;
 	/var/cache/debconf | /var/cache/debconf/*) continue ;;
 	/lib/modules/"$kver"/modules.* | /usr/lib/modules/"$kver"/modules.*)
 		grep -qa af_smbdirect "$s/upper/$p" || continue ;;

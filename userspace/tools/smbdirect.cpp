@@ -80,8 +80,8 @@ int main(int argc, char **argv)
 	}
 	if (first == "-V" || first == "--version") {
 		/* The header it was built with, and the library it runs with. */
-		std::printf("smbdirect %d.%d (libsmbdirect %s)\n", SMBDIRECT_LIB_VERSION_MAJOR,
-			    SMBDIRECT_LIB_VERSION_MINOR, smbdirect_version());
+		std::printf("smbdirect %s (libsmbdirect %s)\n", SMBDIRECT_VERSION_STRING,
+			    smbdirect_version());
 		return sd::tool::exit_ok;
 	}
 	if (first == "help") {

@@ -1,22 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest half of tests/vm/deb-vm.sh: deb.sh VERSION PROGRAM
+# Guest half of tests/vm/deb-vm.sh: deb.sh VERSION PROGRAM SRC
 #
 # The root is the scratch root deb-vm.sh installed the Debian packages
 # into (an overlay of the host's root): the module DKMS built and
 # installed under /lib/modules/$(uname -r)/updates/dkms, the packaged
 # /usr/bin/smbdirect and libsmbdirect.so.0, and PROGRAM, the C program
-# built there with pkg-config (tests/vm/deb-smoke.c). Nothing is loaded
-# from the repository. TAP in $SD_OUT/deb.tap, dmesg in $SD_OUT/dmesg.txt.
+# built there with pkg-config (tests/vm/deb-smoke.c), and SRC, the source
+# package unpacked (its debian/tests). Nothing is loaded from the
+# repository. TAP in $SD_OUT/deb.tap, dmesg in $SD_OUT/dmesg.txt.
 set -u
-version=$1 program=$2
+version=$1 program=$2 srcdir=$3
 out=$SD_OUT
 # shellcheck source=tests/interop/common.bash
 . "$SD_REPO/tests/interop/common.bash"
 exec >"$out/deb.tap" 2>&1
 tmp=$(mktemp -d)
-tap_plan 7
+tap_plan 8
 
 # 1. modprobe finds the module where DKMS put it, and loads that file.
 kver=$(uname -r)
@@ -38,13 +39,15 @@ else
 	tap_fail deb.module "modprobe af_smbdirect failed" "$tmp/mp.err"
 fi
 
-# 2. The packaged command: its version, the RDMA devices over netlink.
+# 2. The packaged command: its version (one version everywhere: the
+#    command's, the library's, the module's), the RDMA devices over netlink.
 sd=$(command -v smbdirect)
 got=$("$sd" --version 2>&1)
-if [ "$sd" = /usr/bin/smbdirect ] && [[ $got == *"$version"* ]]; then
+want="smbdirect $version (libsmbdirect $version)"
+if [ "$sd" = /usr/bin/smbdirect ] && [ "$got" = "$want" ]; then
 	tap_ok "deb.tool # $sd --version: $got"
 else
-	tap_fail deb.tool "smbdirect is '$sd', --version said '$got', want /usr/bin/smbdirect and $version"
+	tap_fail deb.tool "smbdirect is '$sd', --version said '$got', want /usr/bin/smbdirect and '$want'"
 fi
 if "$sd" dev --json >"$tmp/dev.json" 2>"$tmp/dev.err" && grep -q '"rxe0"' "$tmp/dev.json"; then
 	tap_ok "deb.tool-dev # smbdirect dev --json lists rxe0"
@@ -111,6 +114,18 @@ if rmmod af_smbdirect 2>"$tmp/rm.err"; then
 	tap_ok "deb.rmmod"
 else
 	tap_fail deb.rmmod "rmmod af_smbdirect failed" "$tmp/rm.err"
+fi
+# 6. debian/tests/module-rxe as autopkgtest runs a needs-root,
+#    isolation-machine test: from the unpacked source's top, as root,
+#    AUTOPKGTEST_TMP set; exit 0 and nothing on stderr (no allow-stderr).
+mkdir -p "$tmp/apt"
+(cd "$srcdir" && AUTOPKGTEST_TMP=$tmp/apt debian/tests/module-rxe) >"$tmp/apt.out" 2>"$tmp/apt.err"
+rc=$?
+if [ $rc -eq 0 ] && [ ! -s "$tmp/apt.err" ]; then
+	tap_ok "deb.autopkgtest-module-rxe # $(paste -sd ';' "$tmp/apt.out")"
+else
+	tap_fail deb.autopkgtest-module-rxe "exit $rc (77: skipped), or stderr not empty" \
+		"$tmp/apt.out" "$tmp/apt.err"
 fi
 dmesg >"$out/dmesg.txt"
 tap_exit

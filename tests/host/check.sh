@@ -17,8 +17,9 @@
 #    tests/host/i386.sh: the core, the library and the preload's logic
 #    built with -m32, their unit tests ("pass host-i386/..."), and
 #    tests/host/install.sh: the host-asan build installed under a DESTDIR,
-#    a CMake consumer of it gets C++20, C++17 gets the header's #error, the
-#    README's examples compile ("pass host-install/..."), and
+#    a CMake consumer of it gets C++20, a C-only one links it with the C
+#    compiler, C++17 gets the header's #error, the README's examples
+#    compile ("pass host-install/..."), and
 #    tests/host/dist.sh: `make dist`'s tarball holds what git tracks and
 #    is the same bytes from another tree ("pass host/dist-...")
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;

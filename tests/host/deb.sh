@@ -15,7 +15,10 @@
 # host-deb/lintian  lintian --fail-on error,warning on the .changes
 # host-deb/no-rpath no ELF file in any package has an RPATH or RUNPATH
 # host-deb/contents each package holds what it must and nothing of the
-#                   others': libsmbdirect.so.0 needs libc only (its NEEDED),
+#                   others': libsmbdirect.so.0 needs libc only (its NEEDED)
+#                   and holds no C++ runtime (no __cxa_*, __gxx_*, _Unwind_*,
+#                   std:: or operator new symbol, wanted or defined, and
+#                   none of libstdc++'s messages),
 #                   the UAPI header under usr/include/smbdirect/,
 #                   nothing under usr/include/linux/; the DKMS source and a
 #                   postinst that adds af_smbdirect/VERSION (VERSION =
@@ -24,6 +27,12 @@
 #                   loads at run time (libnl-route: `smbdirect dev`)
 # host-deb/copyright debian/copyright agrees with the SPDX line of every
 #                   file of the source package (tests/host/copyright.py)
+# host-deb/reproducible
+#                   the release tarball unpacked at another path
+#                   (BUILD/repro/...) and `make deb` run there gives the same
+#                   .deb files and .dsc, byte for byte (cmp; on a difference,
+#                   the files that differ are named); both take their dates
+#                   from the changelog
 # host-deb/userspace-buildflags
 #                   `make userspace` with dpkg-buildflags' variables exported
 #                   (hardening=+all, _FORTIFY_SOURCE raised to 3), as a
@@ -65,6 +74,7 @@ if [ -z "$changes" ]; then
 	record fail host-deb/lintian
 	record fail host-deb/no-rpath
 	record fail host-deb/contents
+	record fail host-deb/reproducible
 	record fail host-deb/userspace-buildflags
 	exit 1
 fi
@@ -126,12 +136,23 @@ grep -q "af_smbdirect" "$x/af-smbdirect-dkms/DEBIAN/postinst" 2>/dev/null &&
 	grep -q "$version" "$x/af-smbdirect-dkms/DEBIAN/postinst" ||
 	bad+=("af-smbdirect-dkms's postinst does not name af_smbdirect $version")
 grep -q "^Depends:.*dkms" "$x/af-smbdirect-dkms/DEBIAN/control" || bad+=("af-smbdirect-dkms does not depend on dkms")
-# A C library needs libc only (the C++ runtime is inside, libnl is loaded
-# when interfaces are listed).
+# A C library needs libc only (libnl is loaded when interfaces are listed),
+# and holds no C++ runtime either (issue #49: libstdc++ and libgcc were
+# linked in statically, an embedded copy libstdc++'s security fixes never
+# reach). Any C++ runtime symbol in its dynamic table, defined or wanted
+# (libc's own __cxa_finalize@GLIBC aside), or the messages libstdc++'s
+# code carries (the library is stripped), says one is needed or inside.
+cxx_runtime='^(__cxa_|__gxx_|__dynamic_cast|_Unwind_|_ZSt|_ZNSt|_ZNKSt|_ZTI|_ZTS|_ZTV|_Znw|_Zna|_Zdl|_Zda|_ZGT)'
 for so in "$x"/libsmbdirect0/usr/lib/*/libsmbdirect.so.0.*; do
 	needed=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
 		grep -v -x -E 'libc\.so\.6|ld-linux[-.a-z0-9_]*\.so\.[0-9]+' | tr '\n' ' ')
 	[ -z "$needed" ] || bad+=("libsmbdirect.so.0 needs more than libc: $needed")
+	runtime=$(nm -D "$so" 2>/dev/null | awk '{ print $NF }' | grep -E "$cxx_runtime" |
+		grep -v '@GLIBC_' | tr '\n' ' ')
+	[ -z "$runtime" ] || bad+=("libsmbdirect.so.0 has C++ runtime symbols: $runtime")
+	embedded=$(strings -a "$so" | grep -E '^(basic_string::|vector::|terminate called|pure virtual method called)' |
+		sort -u | head -n 3 | tr '\n' ' ')
+	[ -z "$embedded" ] || bad+=("libsmbdirect.so.0 holds libstdc++'s code: $embedded")
 done
 # What the library loads at run time (dlopen: libnl-route for the interface
 # list `smbdirect dev` shows) is only Recommended by libsmbdirect0; the
@@ -161,6 +182,50 @@ if python3 "$repo/tests/host/copyright.py" "$repo"; then
 else
 	record fail host-deb/copyright
 fi
+# --- the same packages from another path --------------------------------------
+# The release tarball the first build made (its .orig.tar.xz) unpacked at
+# another path, and make deb run there into another BUILD: every .deb and
+# the .dsc must be the same, byte for byte (issue #49: /usr/bin/smbdirect
+# kept the build tree's RUNPATH string in .dynstr after CMake's
+# install-time RPATH removal). Both take their dates from the changelog.
+repro=$build/repro
+rsrc=$repro/elsewhere/smbdirect-source-copy
+rm -rf "$repro"
+mkdir -p "$rsrc"
+tar -C "$rsrc" --strip-components=1 -xf "$deb/smbdirect_$version.orig.tar.xz"
+start=$(date +%s)
+make --no-print-directory -C "$rsrc" deb BUILD="$repro/build" >"$repro.log" 2>&1
+rc=$?
+echo "deb: the second build, from $rsrc, took $(($(date +%s) - start)) s (exit $rc)"
+differ=()
+for d in "$deb"/*.deb "$deb"/*.dsc; do
+	n=$(basename "$d")
+	other=$repro/build/deb/$n
+	if [ ! -f "$other" ]; then
+		differ+=("$n: not built there (log: $repro.log)")
+		continue
+	fi
+	cmp -s "$d" "$other" && continue
+	case $n in *.dsc) differ+=("$n: $(diff "$d" "$other" | grep -c '^>') lines"); continue ;; esac
+	# Name the files that differ: both packages unpacked, compared file by file.
+	mkdir -p "$repro/x/1/$n" "$repro/x/2/$n"
+	dpkg-deb -R "$d" "$repro/x/1/$n" && dpkg-deb -R "$other" "$repro/x/2/$n"
+	files=$(cd "$repro/x/1/$n" && find . -type f | sort | while read -r f; do
+		cmp -s "$f" "$repro/x/2/$n/$f" || echo "${f#./}"
+	done | head -n 5 | tr '\n' ' ')
+	differ+=("$n: ${files:-the archive only (no file differs)}")
+done
+if [ ${#differ[@]} -eq 0 ]; then
+	echo "deb: the same $(ls "$deb"/*.deb | wc -l) packages and .dsc, byte for byte, from $rsrc"
+	rm -rf "$rsrc" "$repro/build/deb/smbdirect-$version"
+	record pass host-deb/reproducible
+else
+	echo "deb: built from $rsrc, the packages differ: ${differ[*]}"
+	command -v diffoscope >/dev/null &&
+		echo "deb: diffoscope $deb/<package>.deb $repro/build/deb/<package>.deb shows how"
+	record fail host-deb/reproducible
+fi
+
 # --- make userspace under dpkg-buildflags ------------------------------------
 fb=$build/buildflags
 rm -rf "$fb"

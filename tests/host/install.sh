@@ -17,8 +17,14 @@
 #                             includes <smbdirect/smbdirect.hpp>) with
 #                             -std=gnu++20 or -std=c++20: the exported
 #                             targets carry cxx_std_20
-# host-install/cmake-c-only   a project that enables C alone links the same
-#                             targets and compiles server.c
+# host-install/cmake-c-only   a project that enables C alone compiles
+#                             server.c and links it into one program with
+#                             smbdirect::smbdirect_static and one with
+#                             smbdirect::smbdirect, by the C compiler alone:
+#                             the library needs no C++ runtime (was:
+#                             undefined reference to __gxx_personality_v0,
+#                             operator new, ...), and neither program needs
+#                             libstdc++ or libgcc_s
 # host-install/cxx17-error    g++ -std=c++17 on a file that includes
 #                             <smbdirect/smbdirect.hpp> fails with the
 #                             header's #error ("needs C++20") and no other
@@ -38,6 +44,11 @@
 # host-install/version-macros a C program built against the staged header
 #                             with $(pkg-config --cflags) checks
 #                             SMBDIRECT_CHECK_VERSION(0, 2, 0) in #if
+# host-install/pkg-config-static
+#                             `pkg-config --static --libs smbdirect` names
+#                             no C++ runtime (was: Libs.private: -lstdc++)
+#                             and with it gcc links server.c against the
+#                             staged libsmbdirect.a
 #
 # One "pass|fail host-install/<name>" line each in $SMBDIRECT_RESULTS.
 set -u -o pipefail
@@ -57,7 +68,7 @@ record() { # record pass|fail name
 	echo "$1 $2"
 	[ "$1" = pass ] || status=1
 }
-names="cmake-cxx20 cmake-c-only cxx17-error readme-examples pkg-config-version cmake-version version-macros"
+names="cmake-cxx20 cmake-c-only cxx17-error readme-examples pkg-config-version cmake-version version-macros pkg-config-static"
 
 stage=$build/install-stage
 prefix=$stage/usr/local
@@ -73,12 +84,18 @@ fi
 include=$prefix/include
 src=$repo/tests/userspace/install
 
+# A sanitizer build of the library links only with the sanitizers' runtimes.
+sanitize=
+grep -q '^SD_SANITIZE:BOOL=ON$' "$us/CMakeCache.txt" 2>/dev/null &&
+	sanitize="-fsanitize=address,undefined"
+
 # consumer KIND SOURCE: configures and builds tests/host/install/KIND
 # against the stage; its compile command in $work/KIND.command.
 consumer() {
 	local kind=$1 source=$2 dir=$work/$1
 	cmake -S "$repo/tests/host/install/$kind" -B "$dir" -DSD_SOURCE="$source" \
 		-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
+		-DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
 		-DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$dir.log" 2>&1 &&
 		cmake --build "$dir" >>"$dir.log" 2>&1 &&
 		grep -q "smbdirect_DIR:PATH=$prefix/" "$dir/CMakeCache.txt" &&
@@ -97,7 +114,18 @@ else
 fi
 
 if consumer c "$src/server.c"; then
-	record pass host-install/cmake-c-only
+	cxx_runtime=
+	for p in sd_consumer_c_static sd_consumer_c_shared; do
+		needs=$(readelf -d "$work/c/$p" 2>/dev/null |
+			sed -n 's/.*(NEEDED).*\[\(libstdc++[^]]*\|libgcc_s[^]]*\)\]/\1/p' | tr '\n' ' ')
+		[ -z "$needs" ] || cxx_runtime+="$p needs $needs; "
+	done
+	if [ -z "$cxx_runtime" ]; then
+		record pass host-install/cmake-c-only
+	else
+		echo "the C-only consumer's programs: $cxx_runtime"
+		record fail host-install/cmake-c-only
+	fi
 else
 	record fail host-install/cmake-c-only
 fi
@@ -202,5 +230,19 @@ if gcc -std=c11 -Wall -Wextra -Werror -c $(pc --cflags smbdirect) -o "$work/vers
 else
 	head -n 20 "$work/version.c.log"
 	record fail host-install/version-macros
+fi
+
+# A static link as pkg-config describes it: the archive, and what it needs.
+static_libs=$(pc --static --libs smbdirect)
+if [[ " $static_libs " == *" -lstdc++ "* ]]; then
+	echo "pkg-config --static --libs smbdirect: $static_libs (a C++ runtime)"
+	record fail host-install/pkg-config-static
+elif gcc -std=c11 $sanitize $(pc --cflags smbdirect) -o "$work/server-static" "$src/server.c" \
+	-Wl,-Bstatic $static_libs -Wl,-Bdynamic >"$work/server-static.log" 2>&1; then
+	record pass host-install/pkg-config-static
+else
+	echo "gcc ... $static_libs (static):"
+	head -n 20 "$work/server-static.log"
+	record fail host-install/pkg-config-static
 fi
 exit $status

@@ -10,7 +10,8 @@
 # vm-deb/SERIES/<name>:
 #
 #   host-deb/*        tests/host/deb.sh: `make deb` from the tree, lintian,
-#                     the packages' contents, no RPATH, make userspace
+#                     the packages' contents, no RPATH, the same packages
+#                     from a copy of the tree elsewhere, make userspace
 #                     under dpkg-buildflags
 #   vm-deb/install    dpkg -i of the four packages into a scratch root: an
 #                     overlay of the host's root (upper layer on a tmpfs,

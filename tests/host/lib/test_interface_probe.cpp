@@ -71,13 +71,15 @@ TEST_F(FakeSysfs, RocePortReadsItsGidTableNetdevs)
 	write(port + "gid_attrs/ndevs/3", "\n");      // an unused entry
 	write(port + "gid_attrs/ndevs/4", "gone0\n"); // another namespace's
 	RdmaPortLink link{ "mlx5_0", 1, RDMA_NODE_IB_CA, 2 };
-	RdmaPortFacts p = read_port_sysfs(root_, link, netdevs());
+	RdmaPortFacts p;
+	ASSERT_EQ(read_port_sysfs(root_, link, netdevs(), true, p), 0);
 	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_ROCE);
 	EXPECT_EQ(p.netdev, 2);
 	EXPECT_EQ(p.rate_bps, 25000000000ull);
 	EXPECT_TRUE(p.gid_table_known);
 	std::sort(p.gid_netdevs.begin(), p.gid_netdevs.end());
-	EXPECT_EQ(p.gid_netdevs, (std::vector<int>{ 2, 3 }));
+	EXPECT_EQ(std::vector<int>(p.gid_netdevs.begin(), p.gid_netdevs.end()),
+		  (std::vector<int>{ 2, 3 }));
 }
 
 TEST_F(FakeSysfs, GidsAreReadOnlyWhenAsked)
@@ -87,7 +89,8 @@ TEST_F(FakeSysfs, GidsAreReadOnlyWhenAsked)
 	write(port + "rate", "25 Gb/sec (1X EDR)\n");
 	write(port + "gid_attrs/ndevs/0", "eth0\n");
 	RdmaPortLink link{ "mlx5_0", 1, RDMA_NODE_IB_CA, 2 };
-	RdmaPortFacts p = read_port_sysfs(root_, link, netdevs(), false);
+	RdmaPortFacts p;
+	ASSERT_EQ(read_port_sysfs(root_, link, netdevs(), false, p), 0);
 	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_ROCE);
 	EXPECT_EQ(p.rate_bps, 25000000000ull);
 	EXPECT_FALSE(p.gid_table_known);
@@ -98,7 +101,8 @@ TEST_F(FakeSysfs, RocePortWithoutGidAttributes)
 {
 	write("class/infiniband/rxe0/ports/1/link_layer", "Ethernet\n");
 	RdmaPortLink link{ "rxe0", 1, RDMA_NODE_IB_CA, 2 };
-	RdmaPortFacts p = read_port_sysfs(root_, link, netdevs());
+	RdmaPortFacts p;
+	ASSERT_EQ(read_port_sysfs(root_, link, netdevs(), true, p), 0);
 	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_ROCE);
 	EXPECT_FALSE(p.gid_table_known);
 	EXPECT_EQ(p.rate_bps, 0u);
@@ -113,7 +117,8 @@ TEST_F(FakeSysfs, InfinibandPortReadsItsGids)
 	write(port + "gids/1", "0000:0000:0000:0000:0000:0000:0000:0000\n");
 	write(port + "gids/2", "not a gid\n");
 	RdmaPortLink link{ "mlx5_1", 1, RDMA_NODE_IB_CA, 0 };
-	RdmaPortFacts p = read_port_sysfs(root_, link, netdevs());
+	RdmaPortFacts p;
+	ASSERT_EQ(read_port_sysfs(root_, link, netdevs(), true, p), 0);
 	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_IB);
 	EXPECT_EQ(p.rate_bps, 2500000000ull);
 	ASSERT_EQ(p.gids.size(), 1u);
@@ -124,10 +129,13 @@ TEST_F(FakeSysfs, InfinibandPortReadsItsGids)
 TEST_F(FakeSysfs, IwarpByNodeTypeFromNetlinkOrSysfs)
 {
 	RdmaPortLink link{ "siw1", 1, RDMA_NODE_RNIC, 3 };
-	EXPECT_EQ(read_port_sysfs(root_, link, netdevs()).transport, SMBDIRECT_TRANSPORT_IWARP);
+	RdmaPortFacts p;
+	ASSERT_EQ(read_port_sysfs(root_, link, netdevs(), true, p), 0);
+	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_IWARP);
 	write("class/infiniband/siw2/node_type", "4: RNIC\n");
 	RdmaPortLink unknown{ "siw2", 1, 0, 3 };
-	EXPECT_EQ(read_port_sysfs(root_, unknown, netdevs()).transport, SMBDIRECT_TRANSPORT_IWARP);
+	ASSERT_EQ(read_port_sysfs(root_, unknown, netdevs(), true, p), 0);
+	EXPECT_EQ(p.transport, SMBDIRECT_TRANSPORT_IWARP);
 }
 
 TEST_F(FakeSysfs, NetdevSpeed)

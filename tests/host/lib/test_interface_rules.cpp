@@ -7,7 +7,20 @@
 #include <net/if.h>
 #include <net/if_arp.h>
 
+#include <algorithm>
+#include <ostream>
+#include <vector>
+
 #include "interface_rules.h"
+
+namespace sd::detail
+{
+// The reasons and names in gtest's messages.
+template <size_t N> std::ostream &operator<<(std::ostream &out, const FixedString<N> &s)
+{
+	return out << s.view();
+}
+} // namespace sd::detail
 
 namespace
 {
@@ -45,7 +58,8 @@ RdmaPortFacts roce(const char *device, int netdev, std::vector<int> gid_netdevs)
 	p.transport = SMBDIRECT_TRANSPORT_ROCE;
 	p.netdev = netdev;
 	p.gid_table_known = true;
-	p.gid_netdevs = std::move(gid_netdevs);
+	for (int n : gid_netdevs)
+		EXPECT_TRUE(p.gid_netdevs.push_back(n));
 	return p;
 }
 
@@ -69,20 +83,30 @@ NetdevFacts ipoib(int ifindex, const char *name, std::array<uint8_t, 16> g, int 
 {
 	NetdevFacts n = netdev(ifindex, name, parent ? "ipoib" : "", ARPHRD_INFINIBAND);
 	n.link = parent;
-	n.hwaddr = { 0x80, 0x00, 0x02, 0x08 }; // flags and QPN
-	n.hwaddr.insert(n.hwaddr.end(), g.begin(), g.end());
+	const uint8_t qpn[] = { 0x80, 0x00, 0x02, 0x08 }; // flags and QPN
+	std::copy(std::begin(qpn), std::end(qpn), n.hwaddr.begin());
+	std::copy(g.begin(), g.end(), n.hwaddr.begin() + 4);
+	n.hwaddr_len = 20;
 	return n;
+}
+
+// The ports of a machine (RdmaPortFacts can only be moved).
+template <class... Ports> std::vector<RdmaPortFacts> ports(Ports... p)
+{
+	std::vector<RdmaPortFacts> v;
+	(v.push_back(std::move(p)), ...);
+	return v;
 }
 
 // The verdict for the interface named name.
 struct Machine {
 	std::vector<NetdevFacts> netdevs;
 	std::vector<RdmaPortFacts> ports;
-	std::vector<InterfaceVerdict> verdicts;
+	sd::detail::Vector<InterfaceVerdict> verdicts;
 
 	void judge()
 	{
-		verdicts = classify_interfaces(netdevs, ports);
+		ASSERT_EQ(classify_interfaces(netdevs, ports, verdicts), 0);
 		ASSERT_EQ(verdicts.size(), netdevs.size());
 	}
 	const InterfaceVerdict &operator[](const std::string &name) const
@@ -103,7 +127,7 @@ TEST(InterfaceRules, TestGuestRxeAndSiwOnVeth)
 	m.netdevs = { loopback(), netdev(2, "veth0", "veth"), netdev(3, "veth1", "veth") };
 	m.netdevs[1].link = 3; // a veth's IFLA_LINK is its peer, not a lower device
 	m.netdevs[2].link = 2;
-	m.ports = { roce("rxe0", 2, { 2 }), iwarp("siw0", 1), iwarp("siw1", 3) };
+	m.ports = ports(roce("rxe0", 2, { 2 }), iwarp("siw0", 1), iwarp("siw1", 3));
 	m.judge();
 	EXPECT_TRUE(m["veth0"].capable) << m["veth0"].reason;
 	EXPECT_EQ(m["veth0"].device, "rxe0");
@@ -114,7 +138,7 @@ TEST(InterfaceRules, TestGuestRxeAndSiwOnVeth)
 	EXPECT_EQ(m["veth1"].transport, SMBDIRECT_TRANSPORT_IWARP);
 	EXPECT_FALSE(m["lo"].capable);
 	EXPECT_EQ(m["lo"].device, "siw0");
-	EXPECT_NE(m["lo"].reason.find("loopback"), std::string::npos);
+	EXPECT_NE(m["lo"].reason.view().find("loopback"), std::string::npos);
 }
 
 TEST(InterfaceRules, IpoibAndItsChild)
@@ -125,16 +149,16 @@ TEST(InterfaceRules, IpoibAndItsChild)
 	RdmaPortFacts ib;
 	ib.device = "mlx5_0";
 	ib.transport = SMBDIRECT_TRANSPORT_IB;
-	ib.gids = { gid(1) };
+	ASSERT_TRUE(ib.gids.push_back(gid(1)));
 	ib.rate_bps = 100000000000ull;
-	m.ports = { ib };
+	m.ports = ports(std::move(ib));
 	m.judge();
 	EXPECT_TRUE(m["ib0"].capable);
 	EXPECT_EQ(m["ib0"].device, "mlx5_0");
 	EXPECT_EQ(m["ib0"].transport, SMBDIRECT_TRANSPORT_IB);
 	EXPECT_EQ(m["ib0"].speed_bps, 100000000000ull); // no netdev speed: the port's rate
 	EXPECT_TRUE(m["ib0.8001"].capable);
-	EXPECT_NE(m["ib0.8001"].reason.find("child of ib0"), std::string::npos)
+	EXPECT_NE(m["ib0.8001"].reason.view().find("child of ib0"), std::string::npos)
 		<< m["ib0.8001"].reason;
 	// Its GID is on no port (another HCA without a driver, or a stale one).
 	EXPECT_FALSE(m["ib1"].capable);
@@ -145,13 +169,13 @@ TEST(InterfaceRules, IpoibWithAShortHardwareAddressIsNotCapable)
 {
 	Machine m;
 	NetdevFacts n = ipoib(4, "ib0", gid(1));
-	n.hwaddr.resize(6);
+	n.hwaddr_len = 6;
 	m.netdevs = { n };
 	RdmaPortFacts ib;
 	ib.device = "mlx5_0";
 	ib.transport = SMBDIRECT_TRANSPORT_IB;
-	ib.gids = { gid(1) };
-	m.ports = { ib };
+	ASSERT_TRUE(ib.gids.push_back(gid(1)));
+	m.ports = ports(std::move(ib));
 	m.judge();
 	EXPECT_FALSE(m["ib0"].capable);
 }
@@ -164,16 +188,16 @@ TEST(InterfaceRules, VlanOnRoceIsCapableWhenTheGidTableCarriesIt)
 	NetdevFacts v200 = netdev(4, "eth0.200", "vlan");
 	v200.link = 2;
 	m.netdevs = { loopback(), netdev(2, "eth0"), v100, v200 };
-	m.ports = { roce("mlx5_0", 2, { 2, 3 }) };
+	m.ports = ports(roce("mlx5_0", 2, { 2, 3 }));
 	m.judge();
 	EXPECT_TRUE(m["eth0"].capable);
 	EXPECT_TRUE(m["eth0.100"].capable) << m["eth0.100"].reason;
 	EXPECT_EQ(m["eth0.100"].device, "mlx5_0");
-	EXPECT_NE(m["eth0.100"].reason.find("VLAN on eth0"), std::string::npos);
+	EXPECT_NE(m["eth0.100"].reason.view().find("VLAN on eth0"), std::string::npos);
 	// Not (yet) in the GID table (no address, or another namespace).
 	EXPECT_FALSE(m["eth0.200"].capable);
 	EXPECT_EQ(m["eth0.200"].device, "mlx5_0");
-	EXPECT_NE(m["eth0.200"].reason.find("GID table"), std::string::npos);
+	EXPECT_NE(m["eth0.200"].reason.view().find("GID table"), std::string::npos);
 }
 
 TEST(InterfaceRules, BridgeOverRoceFollowsTheGidTable)
@@ -182,13 +206,14 @@ TEST(InterfaceRules, BridgeOverRoceFollowsTheGidTable)
 	NetdevFacts eth0 = netdev(2, "eth0");
 	eth0.master = 3;
 	m.netdevs = { loopback(), eth0, netdev(3, "br0", "bridge") };
-	m.ports = { roce("mlx5_0", 2, { 2 }) };
+	m.ports = ports(roce("mlx5_0", 2, { 2 }));
 	m.judge();
 	EXPECT_FALSE(m["br0"].capable);
 	EXPECT_EQ(m["br0"].device, "mlx5_0");
-	EXPECT_NE(m["br0"].reason.find("bridge over eth0"), std::string::npos) << m["br0"].reason;
+	EXPECT_NE(m["br0"].reason.view().find("bridge over eth0"), std::string::npos)
+		<< m["br0"].reason;
 
-	m.ports = { roce("mlx5_0", 2, { 2, 3 }) };
+	m.ports = ports(roce("mlx5_0", 2, { 2, 3 }));
 	m.judge();
 	EXPECT_TRUE(m["br0"].capable) << m["br0"].reason;
 }
@@ -203,13 +228,13 @@ TEST(InterfaceRules, BondOverRocePorts)
 	NetdevFacts bond = netdev(4, "bond0", "bond");
 	bond.speed_mbps = 50000;
 	m.netdevs = { loopback(), eth0, eth1, bond };
-	m.ports = { roce("mlx5_0", 2, { 4 }), roce("mlx5_1", 3, {}) };
+	m.ports = ports(roce("mlx5_0", 2, { 4 }), roce("mlx5_1", 3, {}));
 	m.judge();
 	EXPECT_TRUE(m["bond0"].capable) << m["bond0"].reason;
 	EXPECT_EQ(m["bond0"].device, "mlx5_0");
 	EXPECT_EQ(m["bond0"].speed_bps, 50000000000ull);
 	EXPECT_FALSE(m["eth1"].capable);
-	EXPECT_NE(m["eth1"].reason.find("enslaved to bond0"), std::string::npos)
+	EXPECT_NE(m["eth1"].reason.view().find("enslaved to bond0"), std::string::npos)
 		<< m["eth1"].reason;
 	EXPECT_FALSE(m["eth0"].capable);
 }
@@ -222,11 +247,11 @@ TEST(InterfaceRules, VlanOnBondOnRoce)
 	NetdevFacts vlan = netdev(4, "bond0.7", "vlan");
 	vlan.link = 3;
 	m.netdevs = { loopback(), eth0, netdev(3, "bond0", "bond"), vlan };
-	m.ports = { roce("mlx5_0", 2, { 3 }) };
+	m.ports = ports(roce("mlx5_0", 2, { 3 }));
 	m.judge();
 	EXPECT_FALSE(m["bond0.7"].capable);
 	EXPECT_EQ(m["bond0.7"].device, "mlx5_0"); // found through two layers
-	m.ports = { roce("mlx5_0", 2, { 3, 4 }) };
+	m.ports = ports(roce("mlx5_0", 2, { 3, 4 }));
 	m.judge();
 	EXPECT_TRUE(m["bond0.7"].capable);
 }
@@ -236,7 +261,7 @@ TEST(InterfaceRules, SriovVfWithAndWithoutItsOwnRdmaDevice)
 	Machine m;
 	m.netdevs = { loopback(), netdev(2, "ens1f0np0"), netdev(7, "ens1f0v0"),
 		      netdev(8, "ens1f0v1") };
-	m.ports = { roce("mlx5_0", 2, { 2 }), roce("mlx5_2", 7, { 7 }) };
+	m.ports = ports(roce("mlx5_0", 2, { 2 }), roce("mlx5_2", 7, { 7 }));
 	m.judge();
 	EXPECT_TRUE(m["ens1f0np0"].capable);
 	EXPECT_TRUE(m["ens1f0v0"].capable);
@@ -271,12 +296,12 @@ TEST(InterfaceRules, IwarpServesItsNetdevAndVlansOnly)
 	NetdevFacts mac = netdev(5, "mv0", "macvlan");
 	mac.link = 2;
 	m.netdevs = { loopback(), eth, vlan, netdev(4, "br0", "bridge"), mac };
-	m.ports = { iwarp("cxgb4_0", 2) };
+	m.ports = ports(iwarp("cxgb4_0", 2));
 	m.judge();
 	EXPECT_TRUE(m["eth0"].capable);
 	EXPECT_TRUE(m["eth0.5"].capable) << m["eth0.5"].reason;
 	EXPECT_FALSE(m["br0"].capable);
-	EXPECT_NE(m["br0"].reason.find("iWARP"), std::string::npos) << m["br0"].reason;
+	EXPECT_NE(m["br0"].reason.view().find("iWARP"), std::string::npos) << m["br0"].reason;
 	EXPECT_FALSE(m["mv0"].capable);
 	EXPECT_EQ(m["mv0"].device, "cxgb4_0");
 }
@@ -289,7 +314,7 @@ TEST(InterfaceRules, UnreadableGidTableTrustsOnlyThePortsNetdev)
 	m.netdevs = { netdev(2, "eth0"), vlan };
 	RdmaPortFacts p = roce("mlx5_0", 2, {});
 	p.gid_table_known = false;
-	m.ports = { p };
+	m.ports = ports(std::move(p));
 	m.judge();
 	EXPECT_TRUE(m["eth0"].capable);
 	EXPECT_FALSE(m["eth0.9"].capable);
@@ -304,7 +329,7 @@ TEST(InterfaceRules, AMissingLowerDeviceOrALoopEnds)
 	NetdevFacts orphan = netdev(4, "c", "vlan");
 	orphan.link = 99;
 	m.netdevs = { a, b, orphan };
-	m.ports = { roce("rxe0", 5, { 5 }) };
+	m.ports = ports(roce("rxe0", 5, { 5 }));
 	m.judge();
 	EXPECT_FALSE(m["a"].capable);
 	EXPECT_FALSE(m["c"].capable);
@@ -319,7 +344,7 @@ TEST(InterfaceRules, SpeedPrefersTheNetdev)
 	m.netdevs = { known, netdev(3, "eth1") };
 	RdmaPortFacts p0 = roce("mlx5_0", 2, { 2 }), p1 = roce("mlx5_1", 3, { 3 });
 	p0.rate_bps = p1.rate_bps = 40000000000ull;
-	m.ports = { p0, p1 };
+	m.ports = ports(std::move(p0), std::move(p1));
 	m.judge();
 	EXPECT_EQ(m["eth0"].speed_bps, 25000000000ull);
 	EXPECT_EQ(m["eth1"].speed_bps, 40000000000ull);
@@ -371,10 +396,10 @@ TEST(InterfaceRules, UnreadGidTableNamesWhyAStackedDeviceIsNotCapable)
 	m.netdevs = { netdev(2, "eth0"), vlan };
 	RdmaPortFacts p = roce("mlx5_0", 2, {});
 	p.gid_table_known = false;
-	m.ports = { p };
+	m.ports = ports(std::move(p));
 	m.judge();
 	EXPECT_EQ(m["eth0"].reason, "RoCE mlx5_0 port 1 on this interface");
-	EXPECT_NE(m["eth0.9"].reason.find("could not be read"), std::string::npos)
+	EXPECT_NE(m["eth0.9"].reason.view().find("could not be read"), std::string::npos)
 		<< m["eth0.9"].reason;
 }
 

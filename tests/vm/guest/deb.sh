@@ -82,7 +82,9 @@ fi
 #    then smbdirect_interfaces(). Over siw it runs with libstdc++,
 #    libgcc_s and libnl hidden (/dev/null bound over them in a mount
 #    namespace of its own): a C program needs nothing of the library but
-#    libc, and listing interfaces without libnl is a clear error.
+#    libc (libsmbdirect needs no C++ runtime and holds none:
+#    tests/host/deb.sh's host-deb/contents checks its symbols), and
+#    listing interfaces without libnl is a clear error.
 msg="deb smoke $version $$"
 libdir=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 hide=

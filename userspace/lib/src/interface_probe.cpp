@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <linux/smbdirect.h>
 #include <memory>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <netlink/errno.h>
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
@@ -109,10 +111,15 @@ Libnl load_libnl()
 	return l;
 }
 
+// Constant-initialized, and written once under pthread_once(): no
+// function-local static, whose guard would need the C++ runtime.
+constinit Libnl loaded_libnl;
+pthread_once_t libnl_once = PTHREAD_ONCE_INIT;
+
 const Libnl &libnl()
 {
-	static const Libnl l = load_libnl();
-	return l;
+	::pthread_once(&libnl_once, [] { loaded_libnl = load_libnl(); });
+	return loaded_libnl;
 }
 
 // libnl's error numbers are its own; callers get -errno.
@@ -176,9 +183,17 @@ using NlSock = std::unique_ptr<struct nl_sock, SockFree>;
 using NlCache = std::unique_ptr<struct nl_cache, CacheFree>;
 using NlMsg = std::unique_ptr<struct nl_msg, MsgFree>;
 
+// A path below sysfs, built up from parts; one too long for PATH_MAX
+// is never opened.
+using Path = FixedString<PATH_MAX>;
+// What read_text() returns: sysfs attributes the probe reads are short.
+using Text = FixedString<256>;
+
 // The whole (small) file, without the trailing newline; false if unreadable.
-bool read_text(const std::string &path, std::string &out)
+bool read_text(const Path &path, Text &out)
 {
+	if (path.truncated())
+		return false;
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
@@ -192,22 +207,26 @@ bool read_text(const std::string &path, std::string &out)
 		return false;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
-	out.assign(buf, static_cast<size_t>(n));
+	out = std::string_view(buf, static_cast<size_t>(n));
 	return true;
 }
 
-// Entries of a directory, without "." and "..".
-std::vector<std::string> list_dir(const std::string &path)
+// Calls f(name) for each entry of a directory, without "." and "..", until
+// f returns non-zero; that, or 0.
+template <class F> int for_each_entry(const Path &path, F f)
 {
-	std::vector<std::string> names;
+	if (path.truncated())
+		return 0;
 	DIR *d = ::opendir(path.c_str());
 	if (!d)
-		return names;
+		return 0;
+	int err = 0;
 	while (struct dirent *e = ::readdir(d))
-		if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
-			names.emplace_back(e->d_name);
+		if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") &&
+		    (err = f(std::string_view(e->d_name))))
+			break;
 	::closedir(d);
-	return names;
+	return err;
 }
 
 // --- rtnetlink ---------------------------------------------------------------
@@ -232,10 +251,13 @@ int read_links(struct nl_sock *sk, SystemFacts &facts)
 		n.link = libnl().rtnl_link_get_link(link);
 		n.master = libnl().rtnl_link_get_master(link);
 		if (struct nl_addr *a = libnl().rtnl_link_get_addr(link)) {
-			auto *bytes = static_cast<const uint8_t *>(libnl().nl_addr_get_binary_addr(a));
-			n.hwaddr.assign(bytes, bytes + libnl().nl_addr_get_len(a));
+			n.hwaddr_len =
+				std::min<size_t>(libnl().nl_addr_get_len(a), n.hwaddr.size());
+			std::memcpy(n.hwaddr.data(), libnl().nl_addr_get_binary_addr(a),
+				    n.hwaddr_len);
 		}
-		facts.netdevs.push_back(std::move(n));
+		if (!facts.netdevs.push_back(n))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -272,7 +294,8 @@ int read_addresses(struct nl_sock *sk, SystemFacts &facts)
 		} else {
 			continue;
 		}
-		facts.addresses.push_back(ia);
+		if (!facts.addresses.push_back(ia))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -281,14 +304,15 @@ int read_addresses(struct nl_sock *sk, SystemFacts &facts)
 
 struct RdmaDevice {
 	uint32_t index = 0;
-	std::string name;
+	RdmaDeviceName name;
 	uint32_t node_type = 0;
 };
 
 struct DumpContext {
-	std::vector<RdmaDevice> *devices = nullptr;
-	std::vector<RdmaPortLink> *ports = nullptr;
+	Vector<RdmaDevice> *devices = nullptr;
+	Vector<RdmaPortLink> *ports = nullptr;
 	const RdmaDevice *device = nullptr; // whose ports are dumped
+	int error = 0;			    // -ENOMEM when an answer could not be kept
 };
 
 bool get_u32(struct nlattr *a, uint32_t &v)
@@ -299,12 +323,12 @@ bool get_u32(struct nlattr *a, uint32_t &v)
 	return true;
 }
 
-std::string get_string(struct nlattr *a)
+std::string_view get_string(struct nlattr *a)
 {
 	if (!a || libnl().nla_len(a) <= 0)
 		return {};
 	const char *s = static_cast<const char *>(libnl().nla_data(a));
-	return std::string(s, strnlen(s, static_cast<size_t>(libnl().nla_len(a))));
+	return { s, strnlen(s, static_cast<size_t>(libnl().nla_len(a))) };
 }
 
 int on_device(struct nl_msg *msg, void *arg)
@@ -319,8 +343,10 @@ int on_device(struct nl_msg *msg, void *arg)
 	d.name = get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
 	if (tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE] && libnl().nla_len(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]) >= 1)
 		d.node_type = libnl().nla_get_u8(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]);
-	if (!d.name.empty())
-		ctx->devices->push_back(std::move(d));
+	if (!d.name.empty() && !ctx->devices->push_back(d)) {
+		ctx->error = -ENOMEM;
+		return NL_STOP;
+	}
 	return NL_OK;
 }
 
@@ -338,7 +364,10 @@ int on_port(struct nl_msg *msg, void *arg)
 		p.netdev = static_cast<int>(v);
 	p.device = ctx->device->name;
 	p.node_type = ctx->device->node_type;
-	ctx->ports->push_back(std::move(p));
+	if (!ctx->ports->push_back(p)) {
+		ctx->error = -ENOMEM;
+		return NL_STOP;
+	}
 	return NL_OK;
 }
 
@@ -360,10 +389,12 @@ int rdma_dump(struct nl_sock *sk, int cmd, const uint32_t *dev_index, nl_recvmsg
 	if (err < 0)
 		return nl_to_errno(err);
 	err = libnl().nl_recvmsgs_default(sk);
+	if (ctx.error)
+		return ctx.error;
 	return err < 0 ? nl_to_errno(err) : 0;
 }
 
-int read_rdma_ports(std::vector<RdmaPortLink> &ports)
+int read_rdma_ports(Vector<RdmaPortLink> &ports)
 {
 	NlSock sk(libnl().nl_socket_alloc());
 	if (!sk)
@@ -371,7 +402,7 @@ int read_rdma_ports(std::vector<RdmaPortLink> &ports)
 	// Without ib_core there is no NETLINK_RDMA, and no RDMA device either.
 	if (libnl().nl_connect(sk.get(), NETLINK_RDMA) < 0)
 		return 0;
-	std::vector<RdmaDevice> devices;
+	Vector<RdmaDevice> devices;
 	DumpContext ctx;
 	ctx.devices = &devices;
 	ctx.ports = &ports;
@@ -403,17 +434,20 @@ int hex_digit(char c)
 
 // --- sysfs -------------------------------------------------------------------
 
-uint64_t parse_port_rate(const std::string &text)
+uint64_t parse_port_rate(std::string_view text)
 {
 	// "<number> Gb/sec (...)", the number possibly with a fraction: "2.5".
+	Text nul_terminated;
+	nul_terminated = text;
+	const char *start = nul_terminated.c_str();
 	char *end = nullptr;
-	double gbps = std::strtod(text.c_str(), &end);
-	if (end == text.c_str() || gbps <= 0 || std::strncmp(end, " Gb/sec", 7) != 0)
+	double gbps = std::strtod(start, &end);
+	if (end == start || gbps <= 0 || std::strncmp(end, " Gb/sec", 7) != 0)
 		return 0;
 	return static_cast<uint64_t>(gbps * 1e9 + 0.5);
 }
 
-bool parse_gid(const std::string &text, std::array<uint8_t, 16> &gid)
+bool parse_gid(std::string_view text, std::array<uint8_t, 16> &gid)
 {
 	// Eight groups of four hex digits separated by ':'.
 	if (text.size() != 39)
@@ -434,35 +468,84 @@ bool parse_gid(const std::string &text, std::array<uint8_t, 16> &gid)
 	return true;
 }
 
-int64_t read_netdev_speed(const std::string &sys_root, const std::string &name)
+int64_t read_netdev_speed(std::string_view sys_root, std::string_view name)
 {
-	std::string text;
-	if (!read_text(sys_root + "/class/net/" + name + "/speed", text) || text.empty())
+	Path path;
+	path.append_all(sys_root, "/class/net/", name, "/speed");
+	Text text;
+	if (!read_text(path, text) || text.empty())
 		return -1;
 	char *end = nullptr;
 	long long v = std::strtoll(text.c_str(), &end, 10);
 	return (*end || v <= 0) ? -1 : v;
 }
 
-RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &link,
-			      const std::vector<NetdevFacts> &netdevs, bool read_gids)
+namespace
 {
-	RdmaPortFacts p;
+
+// RoCE: each GID entry's netdev, once; unused entries cannot be read.
+int read_gid_netdevs(const Path &dir, std::span<const NetdevFacts> netdevs, RdmaPortFacts &p)
+{
+	Path ndevs = dir;
+	ndevs.append("/gid_attrs/ndevs");
+	if (ndevs.truncated() || ::access(ndevs.c_str(), R_OK | X_OK) != 0)
+		return 0;
+	p.gid_table_known = true;
+	return for_each_entry(ndevs, [&](std::string_view entry) {
+		Path path = ndevs;
+		path.append_all("/", entry);
+		Text text;
+		if (!read_text(path, text) || text.empty())
+			return 0;
+		for (const NetdevFacts &n : netdevs)
+			if (n.name == text.view() && !p.gid_netdevs.contains(n.ifindex) &&
+			    !p.gid_netdevs.push_back(n.ifindex))
+				return -ENOMEM;
+		return 0;
+	});
+}
+
+// InfiniBand: the port's GIDs, the unused (all-zero) entries left out.
+int read_gids(const Path &dir, RdmaPortFacts &p)
+{
+	Path gids = dir;
+	gids.append("/gids");
+	return for_each_entry(gids, [&](std::string_view entry) {
+		Path path = gids;
+		path.append_all("/", entry);
+		Text text;
+		std::array<uint8_t, 16> gid;
+		if (!read_text(path, text) || !parse_gid(text, gid))
+			return 0;
+		bool zero = std::all_of(gid.begin(), gid.end(), [](uint8_t b) { return !b; });
+		return zero || p.gids.push_back(gid) ? 0 : -ENOMEM;
+	});
+}
+
+} // namespace
+
+int read_port_sysfs(std::string_view sys_root, const RdmaPortLink &link,
+		    std::span<const NetdevFacts> netdevs, bool read_gids_too, RdmaPortFacts &p)
+{
+	p = RdmaPortFacts();
 	p.device = link.device;
 	p.port = link.port;
 	p.netdev = link.netdev;
-	std::string dir = sys_root + "/class/infiniband/" + link.device + "/ports/" +
-			  std::to_string(link.port);
+	Path device;
+	device.append_all(sys_root, "/class/infiniband/", link.device);
+	Path dir = device;
+	dir.append_all("/ports/", link.port);
 
 	uint32_t node_type = link.node_type;
-	std::string text;
-	if (!node_type &&
-	    read_text(sys_root + "/class/infiniband/" + link.device + "/node_type", text))
+	Text text;
+	Path path = device;
+	if (!node_type && read_text(path.append("/node_type"), text))
 		node_type = static_cast<uint32_t>(std::strtoul(text.c_str(), nullptr, 10));
 	if (node_type == RDMA_NODE_RNIC) {
 		p.transport = SMBDIRECT_TRANSPORT_IWARP;
 	} else if (node_type == RDMA_NODE_IB_CA || node_type == 0) {
-		if (read_text(dir + "/link_layer", text))
+		path = dir;
+		if (read_text(path.append("/link_layer"), text))
 			p.transport = text == "Ethernet"     ? SMBDIRECT_TRANSPORT_ROCE
 				      : text == "InfiniBand" ? SMBDIRECT_TRANSPORT_IB
 							     : 0;
@@ -471,39 +554,16 @@ RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &l
 				link.netdev > 0 ? SMBDIRECT_TRANSPORT_ROCE : SMBDIRECT_TRANSPORT_IB;
 	}
 
-	if (read_text(dir + "/rate", text))
+	path = dir;
+	if (read_text(path.append("/rate"), text))
 		p.rate_bps = parse_port_rate(text);
 
-	if (!read_gids) {
-		// The rules do without (gid_table_decides(), have_ipoib()).
-	} else if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
-		// Each GID entry's netdev; unused entries cannot be read.
-		std::string ndevs = dir + "/gid_attrs/ndevs";
-		if (::access(ndevs.c_str(), R_OK | X_OK) == 0) {
-			p.gid_table_known = true;
-			for (const std::string &entry : list_dir(ndevs)) {
-				if (!read_text(ndevs + "/" + entry, text) || text.empty())
-					continue;
-				for (const NetdevFacts &n : netdevs)
-					if (n.name == text &&
-					    std::find(p.gid_netdevs.begin(), p.gid_netdevs.end(),
-						      n.ifindex) == p.gid_netdevs.end())
-						p.gid_netdevs.push_back(n.ifindex);
-			}
-		}
-	} else if (p.transport == SMBDIRECT_TRANSPORT_IB) {
-		std::string gids = dir + "/gids";
-		for (const std::string &entry : list_dir(gids)) {
-			std::array<uint8_t, 16> gid;
-			if (!read_text(gids + "/" + entry, text) || !parse_gid(text, gid))
-				continue;
-			bool zero =
-				std::all_of(gid.begin(), gid.end(), [](uint8_t b) { return !b; });
-			if (!zero)
-				p.gids.push_back(gid);
-		}
-	}
-	return p;
+	// Without the GIDs, the rules do without (gid_table_decides(), have_ipoib()).
+	if (read_gids_too && p.transport == SMBDIRECT_TRANSPORT_ROCE)
+		return read_gid_netdevs(dir, netdevs, p);
+	if (read_gids_too && p.transport == SMBDIRECT_TRANSPORT_IB)
+		return read_gids(dir, p);
+	return 0;
 }
 
 int probe_system(SystemFacts &facts)
@@ -522,7 +582,7 @@ int probe_system(SystemFacts &facts)
 	if (err)
 		return err;
 
-	std::vector<RdmaPortLink> links;
+	Vector<RdmaPortLink> links;
 	err = read_rdma_ports(links);
 	if (err)
 		return err;
@@ -530,12 +590,16 @@ int probe_system(SystemFacts &facts)
 	for (const RdmaPortLink &l : links) {
 		// Whether the GIDs are needed depends on the transport, known
 		// once the port is read: read it again only if they are.
-		RdmaPortFacts p = read_port_sysfs("/sys", l, facts.netdevs, false);
-		if ((p.transport == SMBDIRECT_TRANSPORT_ROCE &&
-		     gid_table_decides(facts.netdevs, p.netdev)) ||
-		    (p.transport == SMBDIRECT_TRANSPORT_IB && ipoib))
-			p = read_port_sysfs("/sys", l, facts.netdevs, true);
-		facts.ports.push_back(std::move(p));
+		RdmaPortFacts p;
+		err = read_port_sysfs("/sys", l, facts.netdevs, false, p);
+		if (!err && ((p.transport == SMBDIRECT_TRANSPORT_ROCE &&
+			      gid_table_decides(facts.netdevs, p.netdev)) ||
+			     (p.transport == SMBDIRECT_TRANSPORT_IB && ipoib)))
+			err = read_port_sysfs("/sys", l, facts.netdevs, true, p);
+		if (err)
+			return err;
+		if (!facts.ports.push_back(std::move(p)))
+			return -ENOMEM;
 	}
 	for (NetdevFacts &n : facts.netdevs)
 		n.speed_mbps = read_netdev_speed("/sys", n.name);

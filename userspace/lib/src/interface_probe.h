@@ -8,11 +8,11 @@
 #ifndef SMBDIRECT_LIB_INTERFACE_PROBE_H
 #define SMBDIRECT_LIB_INTERFACE_PROBE_H
 
+#include "containers.h"
 #include "interface_rules.h"
 
-#include <string>
+#include <string_view>
 #include <sys/socket.h>
-#include <vector>
 
 namespace sd::detail
 {
@@ -23,14 +23,14 @@ struct InterfaceAddress {
 };
 
 struct SystemFacts {
-	std::vector<NetdevFacts> netdevs;
-	std::vector<InterfaceAddress> addresses;
-	std::vector<RdmaPortFacts> ports;
+	Vector<NetdevFacts> netdevs;
+	Vector<InterfaceAddress> addresses;
+	Vector<RdmaPortFacts> ports;
 };
 
 // What RDMA netlink says about one port (before sysfs adds to it).
 struct RdmaPortLink {
-	std::string device;
+	RdmaDeviceName device;
 	uint32_t port = 0;
 	uint32_t node_type = 0; // RDMA_NODE_*
 	int netdev = 0;
@@ -40,17 +40,19 @@ struct RdmaPortLink {
 // pass a fabricated tree): link layer and node type decide the transport,
 // then the rate and, when read_gids, the GID table's netdevs (RoCE) or GIDs
 // (InfiniBand). netdevs maps the GID table's netdev names to ifindexes.
-RdmaPortFacts read_port_sysfs(const std::string &sys_root, const RdmaPortLink &link,
-			      const std::vector<NetdevFacts> &netdevs, bool read_gids = true);
+// Into port (reset first); 0, or -ENOMEM.
+[[nodiscard]] int read_port_sysfs(std::string_view sys_root, const RdmaPortLink &link,
+				  std::span<const NetdevFacts> netdevs, bool read_gids,
+				  RdmaPortFacts &port);
 
 // /sys/class/net/<name>/speed in Mb/s below sys_root; -1 when unknown.
-int64_t read_netdev_speed(const std::string &sys_root, const std::string &name);
+int64_t read_netdev_speed(std::string_view sys_root, std::string_view name);
 
 // "100 Gb/sec (4X EDR)" -> 100000000000; 0 when it cannot be parsed.
-uint64_t parse_port_rate(const std::string &text);
+uint64_t parse_port_rate(std::string_view text);
 
 // "fe80:0000:0000:0000:0002:c903:0001:2345" -> 16 bytes; false if malformed.
-bool parse_gid(const std::string &text, std::array<uint8_t, 16> &gid);
+bool parse_gid(std::string_view text, std::array<uint8_t, 16> &gid);
 
 // Everything, from the running system. 0 or -errno. No RDMA netlink at
 // all (ib_core not loaded) is no RDMA port, not an error. libnl is loaded

@@ -4,6 +4,7 @@
 #include "interface_rules.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <net/if_arp.h>
 #include <linux/smbdirect.h>
 #include <net/if.h>
@@ -28,10 +29,19 @@ const NetdevFacts *find_netdev(std::span<const NetdevFacts> netdevs, int ifindex
 	return nullptr;
 }
 
-std::string name_of(std::span<const NetdevFacts> netdevs, int ifindex)
+// Long enough for "ifindex " and any int.
+using NameText = FixedString<32>;
+static_assert(sizeof(NetdevName) <= sizeof(NameText));
+
+NameText name_of(std::span<const NetdevFacts> netdevs, int ifindex)
 {
 	const NetdevFacts *n = find_netdev(netdevs, ifindex);
-	return n ? n->name : "ifindex " + std::to_string(ifindex);
+	NameText text;
+	if (n)
+		text = n->name;
+	else
+		text.append_all("ifindex ", ifindex);
+	return text;
 }
 
 bool is_loopback(const NetdevFacts &n)
@@ -39,7 +49,7 @@ bool is_loopback(const NetdevFacts &n)
 	return (n.flags & IFF_LOOPBACK) || n.arptype == ARPHRD_LOOPBACK;
 }
 
-bool stacks_by_link(const std::string &kind)
+bool stacks_by_link(const NetdevKind &kind)
 {
 	return kind == "vlan" || kind == "macvlan" || kind == "macvtap" || kind == "ipvlan";
 }
@@ -67,54 +77,62 @@ bool is_below(std::span<const NetdevFacts> netdevs, const NetdevFacts &n, int lo
 }
 
 // "VLAN on veth0", "bridge over eth0": how n sits on the port's netdev.
-std::string relation(std::span<const NetdevFacts> netdevs, const NetdevFacts &n, int lower)
+using Relation = FixedString<128>;
+Relation relation(std::span<const NetdevFacts> netdevs, const NetdevFacts &n, int lower)
 {
-	std::string below = name_of(netdevs, lower);
+	NameText below = name_of(netdevs, lower);
+	NameText link = n.link == lower ? below : name_of(netdevs, n.link);
+	Relation r;
 	if (n.kind == "vlan")
-		return "VLAN on " + (n.link == lower ? below : name_of(netdevs, n.link));
-	if (stacks_by_link(n.kind))
-		return n.kind + " on " + (n.link == lower ? below : name_of(netdevs, n.link));
-	if (n.kind.empty())
-		return "upper device of " + below;
-	return n.kind + " over " + below;
+		r.append_all("VLAN on ", link);
+	else if (stacks_by_link(n.kind))
+		r.append_all(n.kind, " on ", link);
+	else if (n.kind.empty())
+		r.append_all("upper device of ", below);
+	else
+		r.append_all(n.kind, " over ", below);
+	return r;
 }
 
-std::string port_name(const RdmaPortFacts &p)
+// "mlx5_0 port 1".
+using PortName = FixedString<96>;
+PortName port_name(const RdmaPortFacts &p)
 {
-	return p.device + " port " + std::to_string(p.port);
+	PortName name;
+	name.append_all(p.device, " port ", p.port);
+	return name;
 }
 
 bool in_gid_table(const RdmaPortFacts &p, int ifindex)
 {
-	return std::find(p.gid_netdevs.begin(), p.gid_netdevs.end(), ifindex) !=
-	       p.gid_netdevs.end();
+	return p.gid_netdevs.contains(ifindex);
 }
 
-void serve(InterfaceVerdict &v, const RdmaPortFacts &p, bool capable, std::string reason)
+void serve(InterfaceVerdict &v, const RdmaPortFacts &p, bool capable, const Reason &reason)
 {
 	v.capable = capable;
 	v.device = p.device;
 	v.port = p.port;
 	v.transport = p.transport;
-	v.reason = std::move(reason);
+	v.reason = reason;
 }
 
 // IPoIB: the hardware address is 4 bytes of QPN and flags, then the GID.
 bool classify_ipoib(std::span<const NetdevFacts> netdevs, std::span<const RdmaPortFacts> ports,
 		    const NetdevFacts &n, InterfaceVerdict &v)
 {
-	if (n.hwaddr.size() == 20) {
+	if (n.hwaddr_len == 20) {
 		std::array<uint8_t, 16> gid;
-		std::copy(n.hwaddr.begin() + 4, n.hwaddr.end(), gid.begin());
+		std::copy(n.hwaddr.begin() + 4, n.hwaddr.begin() + 20, gid.begin());
 		for (const RdmaPortFacts &p : ports) {
-			if (p.transport != SMBDIRECT_TRANSPORT_IB ||
-			    std::find(p.gids.begin(), p.gids.end(), gid) == p.gids.end())
+			if (p.transport != SMBDIRECT_TRANSPORT_IB || !p.gids.contains(gid))
 				continue;
-			bool child = n.link > 0 && n.link != n.ifindex;
-			serve(v, p, true,
-			      (child ? "IPoIB child of " + name_of(netdevs, n.link) + " on "
-				     : std::string("IPoIB on ")) +
-				      port_name(p));
+			Reason r;
+			if (n.link > 0 && n.link != n.ifindex)
+				r.append_all("IPoIB child of ", name_of(netdevs, n.link), " on ");
+			else
+				r.append("IPoIB on ");
+			serve(v, p, true, r.append(port_name(p)));
 			return true;
 		}
 	}
@@ -124,57 +142,69 @@ bool classify_ipoib(std::span<const NetdevFacts> netdevs, std::span<const RdmaPo
 
 // RoCE or iWARP port p for Ethernet-like netdev n: capable?
 bool ethernet_capable(std::span<const NetdevFacts> netdevs, const RdmaPortFacts &p,
-		      const NetdevFacts &n, std::string &reason)
+		      const NetdevFacts &n, Reason &reason)
 {
 	bool own = p.netdev > 0 && p.netdev == n.ifindex;
+	reason.clear();
 	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
 		if (!p.gid_table_known) {
-			reason = "RoCE " + port_name(p) + " on this interface";
+			reason.append_all("RoCE ", port_name(p), " on this interface");
 			return own;
 		}
 		if (!in_gid_table(p, n.ifindex))
 			return false;
-		reason = own ? "RoCE " + port_name(p) + " on this interface"
-			     : relation(netdevs, n, p.netdev) + ", in the GID table of RoCE " +
-					 port_name(p);
+		if (own)
+			reason.append_all("RoCE ", port_name(p), " on this interface");
+		else
+			reason.append_all(relation(netdevs, n, p.netdev),
+					  ", in the GID table of RoCE ", port_name(p));
 		return true;
 	}
 	if (p.transport == SMBDIRECT_TRANSPORT_IWARP) {
 		if (own) {
-			reason = "iWARP " + port_name(p) + " on this interface";
+			reason.append_all("iWARP ", port_name(p), " on this interface");
 			return true;
 		}
 		if (n.kind == "vlan" && p.netdev > 0 && n.link == p.netdev) {
-			reason = relation(netdevs, n, p.netdev) + ", served by iWARP " +
-				 port_name(p);
+			reason.append_all(relation(netdevs, n, p.netdev), ", served by iWARP ",
+					  port_name(p));
 			return true;
 		}
 	}
 	return false;
 }
 
+constexpr std::string_view no_gid_entry =
+	", but its GID table has no entry for it: rdma_cm cannot use its addresses";
+
 // Why a netdev on or over port p's netdev is not capable.
-std::string not_capable_reason(std::span<const NetdevFacts> netdevs, const RdmaPortFacts &p,
-			       const NetdevFacts &n)
+Reason not_capable_reason(std::span<const NetdevFacts> netdevs, const RdmaPortFacts &p,
+			  const NetdevFacts &n)
 {
 	bool own = p.netdev == n.ifindex;
+	Reason r;
 	if (p.transport == SMBDIRECT_TRANSPORT_ROCE) {
 		if (!p.gid_table_known)
-			return relation(netdevs, n, p.netdev) + " (RoCE " + port_name(p) +
-			       "): its GID table could not be read, so only " +
-			       name_of(netdevs, p.netdev) + " itself counts";
-		if (own && n.master > 0)
-			return "enslaved to " + name_of(netdevs, n.master) +
-			       " and not in the GID table of RoCE " + port_name(p) +
-			       ": use the master's addresses";
-		return (own ? std::string("RoCE ") + port_name(p) + " on this interface"
-			    : relation(netdevs, n, p.netdev) + " (RoCE " + port_name(p) + ")") +
-		       ", but its GID table has no entry for it: rdma_cm cannot use its addresses";
+			r.append_all(relation(netdevs, n, p.netdev), " (RoCE ", port_name(p),
+				     "): its GID table could not be read, so only ",
+				     name_of(netdevs, p.netdev), " itself counts");
+		else if (own && n.master > 0)
+			r.append_all("enslaved to ", name_of(netdevs, n.master),
+				     " and not in the GID table of RoCE ", port_name(p),
+				     ": use the master's addresses");
+		else if (own)
+			r.append_all("RoCE ", port_name(p), " on this interface", no_gid_entry);
+		else
+			r.append_all(relation(netdevs, n, p.netdev), " (RoCE ", port_name(p), ")",
+				     no_gid_entry);
+	} else if (p.transport == SMBDIRECT_TRANSPORT_IWARP) {
+		r.append_all(relation(netdevs, n, p.netdev), ": iWARP ", port_name(p),
+			     " serves only its own interface and VLANs on it");
+	} else {
+		r.append_all(relation(netdevs, n, p.netdev), " (", port_name(p),
+			     ", transport unknown)");
 	}
-	if (p.transport == SMBDIRECT_TRANSPORT_IWARP)
-		return relation(netdevs, n, p.netdev) + ": iWARP " + port_name(p) +
-		       " serves only its own interface and VLANs on it";
-	return relation(netdevs, n, p.netdev) + " (" + port_name(p) + ", transport unknown)";
+	return r;
 }
 
 InterfaceVerdict classify_one(std::span<const NetdevFacts> netdevs,
@@ -186,7 +216,7 @@ InterfaceVerdict classify_one(std::span<const NetdevFacts> netdevs,
 	if (is_loopback(n)) {
 		for (const RdmaPortFacts &p : ports)
 			if (p.netdev == n.ifindex) {
-				serve(v, p, false, "");
+				serve(v, p, false, Reason());
 				break;
 			}
 		v.reason = "loopback: other hosts cannot reach it, and rdma_cm resolves no route "
@@ -204,9 +234,9 @@ InterfaceVerdict classify_one(std::span<const NetdevFacts> netdevs,
 			bool own = p.netdev > 0 && p.netdev == n.ifindex;
 			if (own != (pass == 0))
 				continue;
-			std::string reason;
+			Reason reason;
 			if (ethernet_capable(netdevs, p, n, reason)) {
-				serve(v, p, true, std::move(reason));
+				serve(v, p, true, reason);
 				return v;
 			}
 		}
@@ -248,11 +278,12 @@ bool have_ipoib(std::span<const NetdevFacts> netdevs)
 	return false;
 }
 
-std::vector<InterfaceVerdict> classify_interfaces(std::span<const NetdevFacts> netdevs,
-						  std::span<const RdmaPortFacts> ports)
+int classify_interfaces(std::span<const NetdevFacts> netdevs, std::span<const RdmaPortFacts> ports,
+			Vector<InterfaceVerdict> &out)
 {
-	std::vector<InterfaceVerdict> out;
-	out.reserve(netdevs.size());
+	out.clear();
+	if (!out.reserve(netdevs.size()))
+		return -ENOMEM;
 	for (const NetdevFacts &n : netdevs) {
 		InterfaceVerdict v = classify_one(netdevs, ports, n);
 		if (n.speed_mbps > 0)
@@ -261,9 +292,10 @@ std::vector<InterfaceVerdict> classify_interfaces(std::span<const NetdevFacts> n
 			for (const RdmaPortFacts &p : ports)
 				if (p.device == v.device && p.port == v.port)
 					v.speed_bps = p.rate_bps;
-		out.push_back(std::move(v));
+		if (!out.push_back(v))
+			return -ENOMEM;
 	}
-	return out;
+	return 0;
 }
 
 } // namespace sd::detail

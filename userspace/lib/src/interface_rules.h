@@ -28,54 +28,66 @@
 #ifndef SMBDIRECT_LIB_INTERFACE_RULES_H
 #define SMBDIRECT_LIB_INTERFACE_RULES_H
 
+#include "containers.h"
+
 #include <array>
 #include <cstdint>
+#include <net/if.h>
 #include <span>
-#include <string>
-#include <vector>
 
 namespace sd::detail
 {
 
+// The lengths the kernel allows: IFNAMSIZ, IB_DEVICE_NAME_MAX, MAX_ADDR_LEN.
+using NetdevName = FixedString<IFNAMSIZ>;
+using NetdevKind = FixedString<32>;
+using RdmaDeviceName = FixedString<64>;
+constexpr size_t max_hwaddr_len = 32;
+// Longer than struct smbdirect_interface's reason[], which cuts it.
+using Reason = FixedString<256>;
+
 // One network device as rtnetlink describes it.
 struct NetdevFacts {
 	int ifindex = 0;
-	std::string name;
-	std::string kind;	     // IFLA_INFO_KIND: "vlan", "bridge", "bond", "macvlan",
-				     // "ipvlan", "veth", "ipoib", ... ("" for hardware)
-	unsigned arptype = 0;	     // ARPHRD_*
-	unsigned flags = 0;	     // IFF_*
-	int link = 0;		     // IFLA_LINK: the lower device (VLAN, macvlan, IPoIB child)
-	int master = 0;		     // IFLA_MASTER: the bridge or bond it is enslaved to
-	std::vector<uint8_t> hwaddr; // IPoIB: 4 bytes QPN, then the port GID
-	int64_t speed_mbps = -1;     // /sys/class/net/<if>/speed; <= 0 unknown
+	NetdevName name;
+	NetdevKind kind;       // IFLA_INFO_KIND: "vlan", "bridge", "bond", "macvlan",
+			       // "ipvlan", "veth", "ipoib", ... ("" for hardware)
+	unsigned arptype = 0;  // ARPHRD_*
+	unsigned flags = 0;    // IFF_*
+	int link = 0;	       // IFLA_LINK: the lower device (VLAN, macvlan, IPoIB child)
+	int master = 0;	       // IFLA_MASTER: the bridge or bond it is enslaved to
+	size_t hwaddr_len = 0; // of hwaddr; IPoIB: 4 bytes QPN, then the port GID
+	std::array<uint8_t, max_hwaddr_len> hwaddr = {};
+	int64_t speed_mbps = -1; // /sys/class/net/<if>/speed; <= 0 unknown
 };
 
 // One port of an RDMA device as RDMA netlink and sysfs describe it.
 struct RdmaPortFacts {
-	std::string device; // "mlx5_0", "rxe0", "siw1"
+	RdmaDeviceName device; // "mlx5_0", "rxe0", "siw1"
 	uint32_t port = 1;
-	uint32_t transport = 0;			   // SMBDIRECT_TRANSPORT_*; 0 unknown
-	int netdev = 0;				   // RDMA_NLDEV_ATTR_NDEV_INDEX; 0 none (IB)
-	bool gid_table_known = false;		   // gid_netdevs was read (see gid_table_decides())
-	std::vector<int> gid_netdevs;		   // RoCE: netdevs with an entry in the GID table
-	std::vector<std::array<uint8_t, 16>> gids; // InfiniBand: the port's GIDs
-	uint64_t rate_bps = 0;			   // the port's rate; 0 unknown
+	uint32_t transport = 0;		      // SMBDIRECT_TRANSPORT_*; 0 unknown
+	int netdev = 0;			      // RDMA_NLDEV_ATTR_NDEV_INDEX; 0 none (IB)
+	bool gid_table_known = false;	      // gid_netdevs was read (see gid_table_decides())
+	Vector<int> gid_netdevs;	      // RoCE: netdevs with an entry in the GID table
+	Vector<std::array<uint8_t, 16>> gids; // InfiniBand: the port's GIDs
+	uint64_t rate_bps = 0;		      // the port's rate; 0 unknown
 };
 
 struct InterfaceVerdict {
 	int ifindex = 0;
-	bool capable = false; // announce RDMA_CAPABLE
-	std::string device;   // the RDMA device serving it ("" none)
+	bool capable = false;  // announce RDMA_CAPABLE
+	RdmaDeviceName device; // the RDMA device serving it ("" none)
 	uint32_t port = 0;
 	uint32_t transport = 0; // SMBDIRECT_TRANSPORT_*; 0 none
 	uint64_t speed_bps = 0; // netdev speed, else the port's rate; 0 unknown
-	std::string reason;	// why it is (not) capable, for people
+	Reason reason;		// why it is (not) capable, for people
 };
 
-// One verdict per netdev, in the order of netdevs.
-std::vector<InterfaceVerdict> classify_interfaces(std::span<const NetdevFacts> netdevs,
-						  std::span<const RdmaPortFacts> ports);
+// One verdict per netdev, in the order of netdevs, into verdicts (emptied
+// first). 0, or -ENOMEM.
+[[nodiscard]] int classify_interfaces(std::span<const NetdevFacts> netdevs,
+				      std::span<const RdmaPortFacts> ports,
+				      Vector<InterfaceVerdict> &verdicts);
 
 // Whether a RoCE port's GID table can change a verdict, i.e. whether it is
 // worth reading (sysfs has an entry per slot, 1024 on rxe, and every open

@@ -18,9 +18,9 @@ using namespace sd::detail;
 namespace
 {
 
-void copy_string(char *dst, size_t room, const std::string &src)
+void copy_string(char *dst, size_t room, std::string_view src)
 {
-	std::snprintf(dst, room, "%s", src.c_str());
+	std::snprintf(dst, room, "%.*s", static_cast<int>(src.size()), src.data());
 }
 
 // What an entry's caller-sized slot looks like to the library: the
@@ -41,7 +41,10 @@ int list_interfaces(struct smbdirect_interface **list, uint32_t flags, size_t st
 	int err = probe_system(facts);
 	if (err)
 		return err;
-	std::vector<InterfaceVerdict> verdicts = classify_interfaces(facts.netdevs, facts.ports);
+	Vector<InterfaceVerdict> verdicts;
+	err = classify_interfaces(facts.netdevs, facts.ports, verdicts);
+	if (err)
+		return err;
 
 	size_t count = 0;
 	for (const InterfaceVerdict &v : verdicts)
@@ -148,7 +151,7 @@ int smbdirect_interfaces_sized(struct smbdirect_interface **list, uint32_t flags
 	    entry_size % alignof(struct smbdirect_interface))
 		return -EINVAL;
 	ErrnoGuard keep;
-	return no_throw([&] { return list_interfaces(list, flags, entry_size); });
+	return list_interfaces(list, flags, entry_size);
 }
 
 void smbdirect_interfaces_free(struct smbdirect_interface *list, int count)

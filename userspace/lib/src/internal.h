@@ -2,8 +2,9 @@
 //
 // What every source file of libsmbdirect shares: the public header with
 // default visibility (everything else is built -fvisibility=hidden and the
-// version script exports only smbdirect_*), and the few helpers that turn
-// C++ failures into -errno at the extern "C" boundary.
+// version script exports only smbdirect_*), and the errno helpers. The
+// library is built -fno-exceptions -fno-rtti and needs no C++ runtime:
+// failures are -errno all the way to the extern "C" boundary.
 #ifndef SMBDIRECT_LIB_INTERNAL_H
 #define SMBDIRECT_LIB_INTERNAL_H
 
@@ -12,8 +13,6 @@
 #pragma GCC visibility pop
 
 #include <cerrno>
-#include <new>
-#include <utility>
 
 namespace sd::detail
 {
@@ -23,19 +22,6 @@ namespace sd::detail
 inline int neg_errno() noexcept
 {
 	return errno > 0 ? -errno : -EIO;
-}
-
-// Runs f, which returns int/ssize_t, at an extern "C" boundary: no C++
-// exception may cross into C callers. Allocation failure is -ENOMEM.
-template <class F> auto no_throw(F &&f) noexcept -> decltype(f())
-{
-	try {
-		return std::forward<F>(f)();
-	} catch (const std::bad_alloc &) {
-		return -ENOMEM;
-	} catch (...) {
-		return -EIO;
-	}
 }
 
 // Restores errno on scope exit: the library never changes errno as a side

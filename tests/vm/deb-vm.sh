@@ -11,7 +11,7 @@
 #
 #   host-deb/*        tests/host/deb.sh: `make deb` from the tree, lintian,
 #                     the packages' contents, no RPATH, the same packages
-#                     from a copy of the tree elsewhere, make userspace
+#                     from the release tarball unpacked elsewhere, make userspace
 #                     under dpkg-buildflags
 #   vm-deb/install    dpkg -i of the four packages into a scratch root: an
 #                     overlay of the host's root (upper layer on a tmpfs,
@@ -39,7 +39,8 @@
 #   vm-deb/purge      dpkg --purge of the four packages leaves nothing: no
 #                     file or directory in the overlay's upper layer that
 #                     was not there before dpkg -i, but dpkg's and
-#                     debconf's own databases, dpkg's log, ld.so's cache and
+#                     debconf's own databases, dpkg's log, ld.so's cache,
+#                     apt's own state (autopkgtest's satdep package) and
 #                     the kernel's module index (which must not name
 #                     af_smbdirect)
 #

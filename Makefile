@@ -182,7 +182,8 @@ deps:
 
 # The release tarball, $(BUILD)/dist/smbdirect-VERSION.tar.xz: the files
 # git tracks of the shipped tree and the tests (no .ci), under
-# smbdirect-VERSION/; in a tree without git (an unpacked tarball) all its
+# smbdirect-VERSION/; in a tree without git of its own (an unpacked
+# tarball, even one unpacked inside a clone: no .git at its top) all its
 # files. Reproducible: names sorted,
 # every mtime the Debian changelog's date, owner root, modes u+rw,go=rX,
 # single-threaded xz; two runs give the same bytes (host/dist-reproducible).
@@ -194,7 +195,7 @@ dist:
 	@test -n "$(VERSION)" || { echo "dist: no PACKAGE_VERSION in dkms.conf"; exit 1; }
 	@ts=$$(dpkg-parsechangelog -l $(CHANGELOG) -S Timestamp) && \
 	 mkdir -p $(DIST_DIR) && rm -f $(DIST_TARBALL) && \
-	 { if git -C $(ROOT) rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	 { if [ -e $(ROOT)/.git ]; then \
 		git -C $(ROOT) ls-files -z -- $(DIST_FILES); \
 	   else cd $(ROOT) && find $(DIST_FILES) -type f -print0; fi; } | LC_ALL=C sort -z | \
 	 tar -C $(ROOT) --null -T - --sort=name --format=gnu \

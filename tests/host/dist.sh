@@ -43,7 +43,7 @@ top=$(basename "$tarball" .tar.xz)
 echo "dist: $tarball ($(stat -c %s "$tarball") bytes)"
 
 # What it holds.
-if git -C "$repo" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ -e "$repo/.git" ]; then
 	files=$(sed -n 's/^DIST_FILES = //p' "$repo/Makefile")
 	# shellcheck disable=SC2086 # a list of names
 	git -C "$repo" ls-files -- $files | sed "s,^,$top/," | LC_ALL=C sort >"$build/want"

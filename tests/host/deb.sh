@@ -12,7 +12,9 @@
 #                   hardening=+all and
 #                   _FORTIFY_SOURCE=3, no -Werror, dpkg-gensymbols at level
 #                   4 against debian/libsmbdirect0.symbols)
-# host-deb/lintian  lintian --fail-on error,warning on the .changes
+# host-deb/lintian  lintian on the .changes: any error, warning, info or
+#                   pedantic tag fails (experimental ones are shown; the
+#                   overrides in debian/ say why each is there)
 # host-deb/no-rpath no ELF file in any package has an RPATH or RUNPATH
 # host-deb/contents each package holds what it must and nothing of the
 #                   others': libsmbdirect.so.0 needs libc only (its NEEDED)
@@ -80,12 +82,15 @@ if [ -z "$changes" ]; then
 fi
 record pass host-deb/build
 echo "deb: built $(cd "$deb" && echo *.deb)"
-if [ $rc -eq 0 ]; then
-	echo "deb: lintian: no error or warning (info tags, if any, in $log)"
+# Pedantic tags fail here, not by lintian's --fail-on (2.116 counts the
+# overridden ones there): make deb displays them.
+tags=$(sed -n '/^lintian /,$p' "$log" | grep -E '^[EWIP]: ')
+if [ $rc -eq 0 ] && [ -z "$tags" ]; then
+	echo "deb: lintian: no tag (pedantic and info included; experimental ones, if any, in $log)"
 	record pass host-deb/lintian
 else
-	echo "deb: lintian failed:"
-	sed -n '/^lintian /,$p' "$log" | grep -E '^[EW]: ' | head -n 40
+	echo "deb: lintian failed (make deb's exit $rc):"
+	echo "$tags" | head -n 40
 	record fail host-deb/lintian
 fi
 

@@ -174,8 +174,28 @@ static int reap_all(int fd, struct smbdirect_rdma_completion *c, unsigned int wa
 			return -errno;
 		if (!r)
 			break;
-		if (!(p.revents & POLLERR))
-			return -EPROTO;	/* woken for something else: not ours to judge */
+		if (p.revents & POLLNVAL)
+			return -EBADF;
+		if (!(p.revents & POLLERR)) {
+			/*
+			 * POLLHUP alone: the connection ended before the
+			 * completions its end flushes were queued (the peer's
+			 * close can overtake them, as seen on siw): they still
+			 * must come, within the deadline. POLLHUP stays set,
+			 * so poll() would return at once: wait a little.
+			 */
+			if (!(p.revents & POLLHUP))
+				return -EPROTO;	/* woken for something else */
+			r = reap(fd, c + got, want - got, NULL);
+			if (r == -EAGAIN) {
+				sd_sleep_ms(10);
+				continue;
+			}
+			if (r < 0)
+				return r;
+			got += r;
+			continue;
+		}
 		r = reap(fd, c + got, want - got, NULL);
 		if (r == -EAGAIN)
 			continue;	/* the socket's own error, not a completion */

@@ -470,6 +470,32 @@ void sd_rw_orphans_free(struct sd_sock *sd)
 }
 
 /*
+ * Takes the posted chunks no completion was taken for (those whose post
+ * failed part-way only, if post_failed) as flushed, their transfers
+ * orphans. The number taken.
+ */
+static unsigned int sd_rw_take_flushed(struct sd_sock *sd, bool post_failed)
+{
+	struct sd_rw_chunk *c, *tmp;
+	unsigned int n = 0;
+	LIST_HEAD(taken);
+
+	spin_lock_bh(&sd->lock);
+	list_for_each_entry_safe(c, tmp, &sd->rw_posted_chunks, posted) {
+		if ((c->post_failed || !post_failed) && !test_and_set_bit(0, &c->completed)) {
+			list_move_tail(&c->posted, &taken);
+			c->x->orphan = true;
+		}
+	}
+	spin_unlock_bh(&sd->lock);
+	list_for_each_entry_safe(c, tmp, &taken, posted) {
+		sd_rw_chunk_done(c, IB_WC_WR_FLUSH_ERR);
+		n++;
+	}
+	return n;
+}
+
+/*
  * Teardown, once the QP is in the error state and drained and a chunk
  * posted before still has no completion: the device keeps a work request
  * it neither completes nor flushes (siw, an RDMA READ in its ORQ when an
@@ -482,23 +508,7 @@ void sd_rw_orphans_free(struct sd_sock *sd)
  */
 unsigned int sd_rw_flush_stuck(struct sd_sock *sd)
 {
-	struct sd_rw_chunk *c, *tmp;
-	unsigned int n = 0;
-	LIST_HEAD(stuck);
-
-	spin_lock_bh(&sd->lock);
-	list_for_each_entry_safe(c, tmp, &sd->rw_posted_chunks, posted) {
-		if (!test_and_set_bit(0, &c->completed)) {
-			list_move_tail(&c->posted, &stuck);
-			c->x->orphan = true;
-		}
-	}
-	spin_unlock_bh(&sd->lock);
-	list_for_each_entry_safe(c, tmp, &stuck, posted) {
-		sd_rw_chunk_done(c, IB_WC_WR_FLUSH_ERR);
-		n++;
-	}
-	return n;
+	return sd_rw_take_flushed(sd, false);
 }
 
 /*
@@ -513,8 +523,6 @@ unsigned int sd_rw_flush_stuck(struct sd_sock *sd)
 static void sd_rw_take_post_failed(struct sd_sock *sd)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	struct sd_rw_chunk *c, *tmp;
-	LIST_HEAD(taken);
 	bool any;
 
 	spin_lock_bh(&sd->lock);
@@ -524,16 +532,7 @@ static void sd_rw_take_post_failed(struct sd_sock *sd)
 		return;
 	if (ib_modify_qp(sd->qp, &attr, IB_QP_STATE))
 		pr_warn_ratelimited("cannot move the QP of a failed post to the error state\n");
-	spin_lock_bh(&sd->lock);
-	list_for_each_entry_safe(c, tmp, &sd->rw_posted_chunks, posted) {
-		if (c->post_failed && !test_and_set_bit(0, &c->completed)) {
-			list_move_tail(&c->posted, &taken);
-			c->x->orphan = true;
-		}
-	}
-	spin_unlock_bh(&sd->lock);
-	list_for_each_entry_safe(c, tmp, &taken, posted)
-		sd_rw_chunk_done(c, IB_WC_WR_FLUSH_ERR);
+	sd_rw_take_flushed(sd, true);
 }
 
 /* x leaves rw_pending: nothing more of it is posted. */

@@ -32,6 +32,7 @@
 
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fsnotify.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
@@ -764,16 +765,21 @@ static void sd_rw_prepare_next(struct sd_sock *sd)
 }
 
 /*
- * A file chunk: pages of the page cache (read in as needed), referenced
- * until the transfer is released. A page truncated out of the file while
- * we took it fails the transfer.
+ * A file chunk: uptodate pages of the page cache, referenced until the
+ * transfer is released. Never waits for I/O under the socket: a page not
+ * cached (or not uptodate) fails the transfer with ENODATA, after starting
+ * readahead of the transfer's range from there to last (not for shmem,
+ * whose holes and swapped-out pages the caller's own read serves without
+ * this path allocating into someone else's tmpfs or memfd). A page
+ * truncated out of the file while we took it fails the transfer.
  */
-static int sd_rw_file_pages(struct sd_xfer *x, struct sd_rw_chunk *c,
-			    struct file *file, u64 pos, u64 bytes, u32 pages)
+static int sd_rw_file_pages(struct sd_rw_chunk *c, struct file *file, u64 pos,
+			    u64 bytes, u32 pages, pgoff_t last)
 {
 	struct address_space *mapping = file->f_mapping;
 	pgoff_t first = pos >> PAGE_SHIFT;
 	u32 off = offset_in_page(pos), i, len;
+	struct folio *folio;
 	struct page *page;
 
 	c->pages = kvmalloc_array(pages, sizeof(*c->pages), GFP_KERNEL_ACCOUNT);
@@ -782,12 +788,19 @@ static int sd_rw_file_pages(struct sd_xfer *x, struct sd_rw_chunk *c,
 		return -ENOMEM;
 	sg_init_table(c->sgl, pages);
 	for (i = 0; i < pages; i++) {
-		if (shmem_mapping(mapping))
-			page = shmem_read_mapping_page(mapping, first + i);
-		else
-			page = read_mapping_page(mapping, first + i, file);
-		if (IS_ERR(page))
-			return PTR_ERR(page);
+		/* 6.1 returns NULL for a miss, later kernels ERR_PTR(-ENOENT). */
+		folio = filemap_get_folio(mapping, first + i);
+		if (!IS_ERR_OR_NULL(folio) && !folio_test_uptodate(folio)) {
+			folio_put(folio);
+			folio = NULL;
+		}
+		if (IS_ERR_OR_NULL(folio)) {
+			if (!shmem_mapping(mapping))
+				page_cache_sync_readahead(mapping, &file->f_ra, file,
+							  first + i, last - (first + i) + 1);
+			return -ENODATA;
+		}
+		page = folio_file_page(folio, first + i);
 		c->pages[c->nr_pages++] = page;
 		len = min_t(u64, PAGE_SIZE - off, bytes);
 		sg_set_page(&c->sgl[i], page, len, off);
@@ -851,8 +864,9 @@ static int sd_xfer_walk(struct sd_sock *sd, struct sd_xfer *x,
 			c->x = x;
 			c->bytes = bytes;
 			if (file) {
-				err = sd_rw_file_pages(x, c, file,
-						       offset + (moved - left), bytes, pages);
+				err = sd_rw_file_pages(c, file, offset + (moved - left),
+						       bytes, pages,
+						       (offset + moved - 1) >> PAGE_SHIFT);
 				if (err)
 					return err;
 			}
@@ -896,7 +910,9 @@ static struct file *sd_rw_file(const struct smbdirect_rdma_args *a, u64 *local)
 	struct address_space *mapping;
 	struct inode *inode;
 	struct file *file;
+	loff_t pos;
 	u64 end;
+	int err;
 
 	file = fget(a->fd);
 	if (!file)
@@ -916,6 +932,13 @@ static struct file *sd_rw_file(const struct smbdirect_rdma_args *a, u64 *local)
 			      (!mapping->a_ops || !mapping->a_ops->read_folio))) {
 		fput(file);
 		return ERR_PTR(-EOPNOTSUPP);
+	}
+	/* What read() asks first: the LSM, fanotify's permission events. */
+	pos = a->offset;
+	err = rw_verify_area(READ, file, &pos, a->length);
+	if (err) {
+		fput(file);
+		return ERR_PTR(err);
 	}
 	*local = a->length;
 	return file;
@@ -1034,7 +1057,8 @@ static struct sd_xfer *sd_xfer_build(struct sd_sock *sd,
 		x = NULL;
 		goto out;
 	}
-	err = is_file ? 0 : sd_xfer_charge(x, pages);
+	/* File pages too: referenced until reaped, like pinned memory. */
+	err = sd_xfer_charge(x, pages);
 	if (!err) {
 		if (iov)
 			sd_iov_cursor_init(&cur, iov, a->iov_count);
@@ -1045,6 +1069,10 @@ static struct sd_xfer *sd_xfer_build(struct sd_sock *sd,
 	if (err) {
 		sd_xfer_free(sd, x);
 		x = NULL;
+	} else if (file) {
+		/* As a read() of the range would: IN_ACCESS, the atime. */
+		fsnotify_access(file);
+		file_accessed(file);
 	}
 out:
 	if (file)

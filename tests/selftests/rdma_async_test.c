@@ -7,10 +7,12 @@
  * byte is checked, every cookie must complete exactly once, and B's pinned
  * pages must be back to their value after each case.
  */
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <liburing.h>
 
 #include "kselftest_harness.h"
@@ -489,11 +491,183 @@ TEST_F_TIMEOUT(async, write_from_file, 120)
 	}
 	close(xfd);
 	close(mfd);
-	/* File pages are page-cache references, never pinned user memory. */
+	/* File pages are charged like pinned memory only until reaped. */
 	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
 	EXPECT_EQ(pin0, sd_wait_vm_pin_kb(getpid(), pin0, 2000));
 	munmap(ra, len);
 	munmap(want, foff + len);
+}
+
+/*
+ * A file transfer never waits for the file's I/O and allocates nothing
+ * (issue #46 item 4). Before: the submission read every page in under the
+ * socket's lock (one page at a time, no readahead) and, on tmpfs, put a
+ * new page into every hole of someone else's memfd through a read-only
+ * descriptor; no atime; file pages charged to nobody.
+ *   - a memfd's holes: ENODATA, nothing taken, st_blocks still 0;
+ *   - half written: still ENODATA, no block beyond the written half;
+ *   - written: served, the atime moved as read() moves it;
+ *   - the 9p root's page cache (this binary, pages dropped with
+ *     POSIX_FADV_DONTNEED or drop_caches and never touched by this
+ *     process, mincore() saying so): ENODATA at first, and served without this process
+ *     reading them, because the submission started their readahead;
+ *   - a child without CAP_IPC_LOCK under RLIMIT_MEMLOCK of 64 KiB: a
+ *     300000-byte file transfer is ENOMEM, a 16 KiB one goes.
+ */
+static int file_charge_child(int fd, int mfd, const struct smbdirect_buffer_descriptor_v1 *d,
+			     __u32 nd)
+{
+	struct rlimit rl = { 65536, 65536 };
+	struct smbdirect_rdma_completion c[1];
+	struct smbdirect_rdma_args a;
+	long r;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 3;
+	prep_file(&a, 21, mfd, MIB, 300000, d, nd);
+	r = submit(fd, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0);
+	if (r != -ENOMEM) {
+		fprintf(stderr, "# 300000 file bytes under a 64 KiB limit: %s\n",
+			r < 0 ? strerror((int)-r) : "taken");
+		return 10;
+	}
+	prep_file(&a, 22, mfd, MIB, 16384, d, nd);
+	r = submit(fd, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0);
+	if (r) {
+		fprintf(stderr, "# 16 KiB: %s\n", strerror((int)-r));
+		return 11;
+	}
+	if (reap_all(fd, c, 1, SD_STEP_MS) != 1 || c[0].cookie != 22 || c[0].status)
+		return 12;
+	return 0;
+}
+
+TEST_F_TIMEOUT(async, file_not_cached_is_enodata, 120)
+{
+	struct smbdirect_buffer_descriptor_v1 d[MAXD];
+	struct smbdirect_rdma_completion c[1];
+	struct timespec times[2] = { { 1000, 0 }, { 0, UTIME_OMIT } };
+	struct smbdirect_rdma_args a;
+	const size_t len = 300000, foff = MIB, run = 16;
+	size_t xsize, xpages, i, start = 0, got = 0;
+	unsigned char *ra, *want, *vec;
+	int mfd, rfd, xfd, status = -1, tries = 0;
+	struct stat st;
+	char path[64];
+	void *xmap;
+	pid_t child;
+	long nd, r;
+	__u64 id;
+
+	PAIR(SOCK_SEQPACKET);
+	ra = map_bytes(len);
+	want = map_bytes(len);
+	ASSERT_TRUE(ra && want);
+	sd_fill(want, len, 46);
+	nd = offer(_metadata, self->c, self->s, SOCK_SEQPACKET, SMBDIRECT_ACCESS_PEER_WRITE,
+		   ra, len, d, &id);
+	ASSERT_LT(0, nd);
+
+	/* A memfd of holes, read through a read-only descriptor. */
+	mfd = memfd_create("holes", 0);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, 4 * MIB));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+	rfd = open(path, O_RDONLY);
+	ASSERT_LE(0, rfd);
+	prep_file(&a, 1, rfd, foff, len, d, nd);
+	EXPECT_EQ(-ENODATA, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0))
+		TH_LOG("a memfd's holes");
+	ASSERT_EQ(0, fstat(mfd, &st));
+	EXPECT_EQ(0, st.st_blocks) TH_LOG("%lld blocks allocated into the holes",
+					  (long long)st.st_blocks);
+	ASSERT_EQ((ssize_t)(len / 2), pwrite(mfd, want, len / 2, foff));
+	EXPECT_EQ(-ENODATA, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0))
+		TH_LOG("half a hole");
+	ASSERT_EQ(0, fstat(mfd, &st));
+	EXPECT_GE((long long)(len / 2 + 2 * PAGE), (long long)st.st_blocks * 512)
+		TH_LOG("%lld blocks for %zu bytes written", (long long)st.st_blocks, len / 2);
+	EXPECT_EQ(-EAGAIN, reap(self->s, c, 1, NULL)) TH_LOG("a refused transfer completed");
+
+	/* Written: served, and the access shows in the atime. */
+	ASSERT_EQ((ssize_t)(len - len / 2), pwrite(mfd, want + len / 2, len - len / 2,
+						   foff + len / 2));
+	ASSERT_EQ(0, futimens(mfd, times));
+	ASSERT_EQ(0, submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0));
+	ASSERT_EQ(1, reap_all(self->s, c, 1, SD_STEP_MS));
+	EXPECT_EQ(1ULL, c[0].cookie);
+	EXPECT_EQ(0, c[0].status) TH_LOG("%s", strerror(-c[0].status));
+	ASSERT_EQ(0, placed(self->s, self->c));
+	EXPECT_EQ(0, memcmp(ra, want, len)) TH_LOG("memfd bytes differ");
+	ASSERT_EQ(0, fstat(mfd, &st));
+	EXPECT_NE(1000, st.st_atim.tv_sec) TH_LOG("the atime did not move");
+
+	/* The 9p root's page cache: a run of pages this process never touched. */
+	xfd = open("/proc/self/exe", O_RDONLY);
+	ASSERT_LE(0, xfd);
+	ASSERT_EQ(0, fstat(xfd, &st));
+	xsize = (size_t)st.st_size;
+	xpages = xsize / PAGE;
+	xmap = mmap(NULL, xsize, PROT_READ, MAP_SHARED, xfd, 0);
+	ASSERT_TRUE(xmap != MAP_FAILED);
+	vec = calloc(xpages + 1, 1);
+	ASSERT_TRUE(vec != NULL);
+	/* Without CONFIG_ADVISE_SYSCALLS (the test kernels): every clean page. */
+	if (posix_fadvise(xfd, 0, 0, POSIX_FADV_DONTNEED) == ENOSYS) {
+		int dc = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+		ASSERT_LE(0, dc);
+		ASSERT_EQ(1, write(dc, "1", 1));
+		close(dc);
+	}
+	ASSERT_EQ(0, mincore(xmap, xpages * PAGE, vec));
+	for (i = 0; i < xpages && got < run; i++) {
+		got = vec[i] & 1 ? 0 : got + 1;
+		start = i + 1 - got;
+	}
+	if (got < run) {
+		TH_LOG("no %zu uncached pages in a row in this binary: that part not run", run);
+	} else {
+		memset(ra, 0, len);
+		prep_file(&a, 9, xfd, start * PAGE, run * PAGE, d, nd);
+		r = submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0);
+		EXPECT_EQ(-ENODATA, r) TH_LOG("pages %zu-%zu of this binary, not cached: %s",
+					      start, start + run - 1,
+					      r < 0 ? strerror((int)-r) : "taken");
+		/* Readahead started: the submission goes once its reads are in. */
+		while (r == -ENODATA && tries++ < 250) {
+			usleep(20000);
+			r = submit(self->s, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0);
+		}
+		ASSERT_EQ(0, r) TH_LOG("after %d tries: %s", tries, strerror((int)-r));
+		ASSERT_EQ(1, reap_all(self->s, c, 1, SD_STEP_MS));
+		EXPECT_EQ(0, c[0].status);
+		EXPECT_EQ(run * PAGE, c[0].bytes);
+		ASSERT_EQ(0, placed(self->s, self->c));
+		ASSERT_EQ((ssize_t)(run * PAGE), pread(xfd, want, run * PAGE, start * PAGE));
+		EXPECT_EQ(0, memcmp(ra, want, run * PAGE)) TH_LOG("file bytes differ");
+	}
+	free(vec);
+	munmap(xmap, xsize);
+	close(xfd);
+
+	/* The pages are charged: RLIMIT_MEMLOCK bounds them without CAP_IPC_LOCK. */
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0)
+		_exit(file_charge_child(self->s, rfd, d, (__u32)nd));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died: status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d failed (3: becoming nobody, 10: 300000 bytes not ENOMEM, "
+		       "11: 16 KiB refused, 12: its completion)", WEXITSTATUS(status));
+	ASSERT_EQ(0, placed(self->s, self->c));
+	close(rfd);
+	close(mfd);
+	EXPECT_EQ(0, sd_deregister(self->c, id, NULL));
+	munmap(ra, len);
+	munmap(want, len);
 }
 
 /*

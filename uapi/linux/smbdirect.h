@@ -510,10 +510,21 @@ struct smbdirect_rdma {
  *              SMBDIRECT_RDMA_F_FILE on a READ, on what is not a regular
  *              file, or a range beyond its end (as the file is at
  *              submission); a cookie is not checked
- *   EOPNOTSUPP SMBDIRECT_RDMA_F_FILE on a file without a page cache
+ *   EOPNOTSUPP SMBDIRECT_RDMA_F_FILE on a file without a page cache of
+ *              its own (DAX, overlayfs, FUSE in direct I/O mode, ...)
+ *   ENODATA    SMBDIRECT_RDMA_F_FILE, and part of the range is not in the
+ *              page cache: readahead of the range has started (none on
+ *              tmpfs or a memfd, where holes stay unallocated); the
+ *              caller reads the bytes itself (a file server: its own
+ *              asynchronous read, then a transfer from memory). The
+ *              submission never waits for the file's I/O.
+ *   EACCES, EPERM  SMBDIRECT_RDMA_F_FILE refused by read()'s own checks
+ *              (rw_verify_area(): an LSM, fanotify's permission events)
+ * Fall back to reading the file on EOPNOTSUPP and ENODATA.
  * Once taken, a transfer never blocks anyone: its local pages are pinned
- * (charged as registrations are: per user against RLIMIT_MEMLOCK, VmPin)
- * or, for a file, held in the page cache, and its RDMA operations are
+ * or, for a file, referenced in the page cache, both charged as
+ * registrations are (per user against RLIMIT_MEMLOCK, VmPin) until
+ * reaped, and its RDMA operations are
  * posted as the send queue and the peer's ORD (initiator_depth) allow, in
  * submission order across transfers.
  *
@@ -526,8 +537,11 @@ struct smbdirect_rdma {
  *
  * From a file (SMBDIRECT_RDMA_F_FILE, WRITE only): the source is length
  * bytes at offset of the regular file open for reading at fd, taken from
- * its page cache (read in as needed, no copy through user space): the
- * server READ path. The pages are referenced until the completion; a file
+ * its page cache when all of them are there (ENODATA otherwise, above; no
+ * copy through user space): the server READ path of cached data. As
+ * read() does, submission asks rw_verify_area() first and then reports
+ * the access (fsnotify's IN_ACCESS, the atime). The pages are referenced
+ * until the completion; a file
  * written after submission may send old or new bytes; truncated after
  * submission, a chunk already posted may still send what it held, a chunk
  * whose pages left the file is not sent and the transfer completes with

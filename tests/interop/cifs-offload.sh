@@ -13,6 +13,12 @@
 # /proc/fs/cifs/rdma_readwrite_threshold: the server's log must show the
 # data moved by RDMA WRITE from the file (READ) and RDMA READ (WRITE), at
 # least as many bytes as the test moved; data that went inline fails it.
+# A sparse file of the server's (4 MiB, 4 KiB of data at 1 MiB) is read
+# with iflag=direct: its holes are not in the page cache, the kernel
+# refuses the zero-copy transfer (ENODATA) and the server reads them
+# itself and sends them from memory (its log counts them); the file must
+# come back equal and the server's copy keep its blocks (nothing
+# allocated into the holes by the read path).
 #
 # Runs before ksmbd.sh and the ksmbd-*.sh scripts (glob order): ports 445
 # and 5445 must be free of ksmbd, which cannot be stopped once started.
@@ -23,8 +29,8 @@ set -u
 server=${SD_US:-}/examples/smbdirect-example-smb2-server
 work=$(mktemp -d /tmp/sd-cifs-offload.XXXXXX)
 transports=(rxe4 siw4)
-cases=(mount write.1m write.4m.direct sha256.server read.1m read.4m.direct ls mv rm umount
-	rdma.counts)
+cases=(mount write.1m write.4m.direct sha256.server read.1m read.4m.direct read.sparse.direct ls mv
+	rm umount rdma.counts)
 tap_plan $((${#transports[@]} * ${#cases[@]}))
 
 fail_rest() { # transport first-case-index reason
@@ -116,6 +122,16 @@ run_transport() {
 	check "cifs-offload.$t.read.4m.direct" bash -c "$(declare -f sum same_sum timed_dd); \
 		timed_dd '$t read 4 MiB (iflag=direct)' if='$mnt/f4' of='$work/back4' iflag=direct && \
 		same_sum '$work/src4' '$work/back4'"
+	truncate -s $((4 << 20)) "$share/s4"
+	head -c 4096 "$work/src1" | dd of="$share/s4" bs=4096 seek=256 conv=notrunc status=none
+	local blocks0
+	blocks0=$(stat -c %b "$share/s4")
+	check "cifs-offload.$t.read.sparse.direct" bash -c "$(declare -f sum same_sum timed_dd); \
+		timed_dd '$t read a sparse 4 MiB file (iflag=direct)' if='$mnt/s4' of='$work/backs' \
+			iflag=direct bs=1M && same_sum '$share/s4' '$work/backs' && \
+		{ [ \$(stat -c %b '$share/s4') = $blocks0 ] || \
+			{ echo \"the read allocated blocks: \$(stat -c %b '$share/s4') not $blocks0\"; false; }; }"
+	rm -f "$share/s4"
 	ls -l "$mnt" | sed "s/^/# $t ls: /"
 	check "cifs-offload.$t.ls" bash -c "ls -l '$mnt' | grep -q ' 1048576 .* f1\$' && \
 		ls -l '$mnt' | grep -q ' 4194304 .* f4\$'"
@@ -137,13 +153,18 @@ run_transport() {
 		awk '{ n += $1 } END { print n + 0 }')
 	n_flight=$(sed -n 's/.* at most \([0-9]*\) transfers and [0-9]* WRITEs in flight.*/\1/p' "$log" |
 		sort -n | tail -n 1)
-	echo "# $t: the server moved $n_read bytes by RDMA for READ, $n_write for WRITE, at most ${n_flight:-?} transfers in flight"
+	n_first=$(sed -n 's/.* bytes (\([0-9]*\) read first, not cached;.*/\1/p' "$log" |
+		awk '{ n += $1 } END { print n + 0 }')
+	echo "# $t: the server moved $n_read bytes by RDMA for READ ($n_first transfers read first: not cached), $n_write for WRITE, at most ${n_flight:-?} transfers in flight"
 	# 1 + 4 MiB each way at least; inline data would leave these short.
 	if ! grep -q 'summary:' "$log"; then
 		tap_fail "cifs-offload.$t.rdma.counts" "no summary in the server's log" "$log"
 	elif [ "${n_read:-0}" -lt $((5 << 20)) ] || [ "${n_write:-0}" -lt $((5 << 20)) ]; then
 		tap_fail "cifs-offload.$t.rdma.counts" \
 			"RDMA moved ${n_read:-0} bytes for READ and ${n_write:-0} for WRITE, under 5 MiB: data went inline" "$log"
+	elif [ "${n_first:-0}" -lt 1 ]; then
+		tap_fail "cifs-offload.$t.rdma.counts" \
+			"no READ was read first: the sparse file's holes went from the page cache?" "$log"
 	else
 		tap_ok "cifs-offload.$t.rdma.counts"
 	fi

@@ -260,22 +260,13 @@ std::error_code Connection::handle(ByteView message)
 	std::error_code ec;
 	if (transfers.size() == 1) {
 		/* The usual READ: its RDMA WRITE and the response in one sendmsg. */
-		const FileTransfer &t = transfers[0];
-		smbdirect_rdma_args a;
-		smbdirect_rdma_prep_write_file(&a, next_cookie(false), t.fd, t.offset, t.length,
-					       t.descriptors.data(),
-					       static_cast<uint32_t>(t.descriptors.size()));
-		ec = submit_with_message(a, out, invalidate);
+		ByteView response(out);
+		ec = submit_file(transfers[0], &response, invalidate);
 	} else {
 		/* Several READs in a compound: the transfers first, RC orders them. */
-		for (const FileTransfer &t : transfers) {
-			smbdirect_rdma_args a;
-			smbdirect_rdma_prep_write_file(&a, next_cookie(false), t.fd, t.offset,
-						       t.length, t.descriptors.data(),
-						       static_cast<uint32_t>(t.descriptors.size()));
-			if ((ec = submit(&a, 1)))
+		for (const FileTransfer &t : transfers)
+			if ((ec = submit_file(t, nullptr, std::nullopt)))
 				break;
-		}
 		if (!ec)
 			ec = send(out, invalidate);
 	}
@@ -380,6 +371,11 @@ std::error_code Connection::on_completion(const smbdirect_rdma_completion &c)
 	transfers_in_flight_ -= transfers_in_flight_ > 0;
 	if (!(c.cookie & cookie_write_data)) {
 		/* A READ's RDMA WRITE: the response went out right behind it. */
+		auto held = read_buffers_.find(c.cookie);
+		if (held != read_buffers_.end()) {
+			spare_buffers_.push_back(std::move(held->second));
+			read_buffers_.erase(held);
+		}
 		if (c.status < 0) {
 			log("READ: RDMA WRITE from the file: %s", std::strerror(-c.status));
 			return errno_code(c.status);
@@ -522,6 +518,60 @@ std::error_code Connection::submit_with_message(const smbdirect_rdma_args &args,
 			return { errno, std::system_category() };
 		done += static_cast<size_t>(w);
 	}
+	return {};
+}
+
+std::error_code Connection::submit_file(const FileTransfer &t, const ByteView *message,
+					std::optional<uint32_t> invalidate_token)
+{
+	smbdirect_rdma_args a;
+	auto go = [&]() {
+		return message ? submit_with_message(a, *message, invalidate_token) : submit(&a, 1);
+	};
+	smbdirect_rdma_prep_write_file(&a, next_cookie(false), t.fd, t.offset, t.length,
+				       t.descriptors.data(),
+				       static_cast<uint32_t>(t.descriptors.size()));
+	std::error_code ec = go();
+	if (!ec || ec.category() != std::system_category() ||
+	    (ec.value() != ENODATA && ec.value() != EOPNOTSUPP))
+		return ec;
+	/*
+	 * Not cached (the kernel started readahead) or no page cache of its
+	 * own: read it here, as an inline READ would, and send from memory.
+	 */
+	Bytes buf;
+	if (!spare_buffers_.empty()) {
+		buf = std::move(spare_buffers_.back());
+		spare_buffers_.pop_back();
+	}
+	buf.resize(t.length);
+	size_t done = 0;
+	while (done < t.length) {
+		ssize_t n = ::pread(t.fd, buf.data() + done, t.length - done,
+				    static_cast<off_t>(t.offset + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return { errno, std::system_category() };
+		if (n == 0) /* the file shrank since the fstat: as the kernel's EINVAL */
+			return std::make_error_code(std::errc::invalid_argument);
+		done += static_cast<size_t>(n);
+	}
+	uint64_t cookie = next_cookie(false);
+	Bytes &held = read_buffers_[cookie] = std::move(buf);
+	iovec iov = { held.data(), held.size() };
+	smbdirect_rdma_prep_write(&a, cookie, &iov, 1, t.descriptors.data(),
+				  static_cast<uint32_t>(t.descriptors.size()));
+	if ((ec = go())) {
+		spare_buffers_.push_back(std::move(held));
+		read_buffers_.erase(cookie);
+		return ec;
+	}
+	io_.rdma_write_read_first++;
+	if (config_.verbose)
+		log("READ %llu bytes at %llu: not in the page cache, read and sent from memory",
+		    static_cast<unsigned long long>(t.length),
+		    static_cast<unsigned long long>(t.offset));
 	return {};
 }
 

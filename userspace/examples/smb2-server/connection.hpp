@@ -59,6 +59,8 @@ struct ServerConfig {
 struct IoCounters {
 	/* READ over RDMA: RDMA WRITE transfers from the file, bytes moved. */
 	uint64_t rdma_write_transfers = 0, rdma_write_bytes = 0;
+	/* Of those, the ones whose range was not cached: read, then sent from memory. */
+	uint64_t rdma_write_read_first = 0;
 	/* WRITE over RDMA: RDMA READ transfers into a buffer, bytes moved. */
 	uint64_t rdma_read_transfers = 0, rdma_read_bytes = 0;
 	/* READ responses that went in the same sendmsg as their RDMA WRITE. */
@@ -156,6 +158,13 @@ private:
 	std::error_code submit(const smbdirect_rdma_args *args, unsigned count);
 	std::error_code submit_with_message(const smbdirect_rdma_args &args, ByteView message,
 					    std::optional<uint32_t> invalidate_token);
+	/*
+	 * A READ's RDMA WRITE from the file's page cache, or, when the kernel
+	 * says the range is not cached (ENODATA) or the file has no page
+	 * cache of its own (EOPNOTSUPP), from memory the file was read into.
+	 */
+	std::error_code submit_file(const FileTransfer &t, const ByteView *message,
+				    std::optional<uint32_t> invalidate_token);
 	/* A transfer submitted inside a compound, waited for. */
 	Result<smbdirect_rdma_completion> wait_for(uint64_t cookie);
 	void transfer_started();
@@ -208,6 +217,8 @@ private:
 	std::map<uint64_t, PendingWrite> pending_writes_;
 	/* Completions reaped while waiting for another (wait_for). */
 	std::vector<smbdirect_rdma_completion> stashed_;
+	/* Memory of READs' RDMA WRITEs from memory, by cookie, until reaped. */
+	std::map<uint64_t, Bytes> read_buffers_;
 	/* Buffers of finished WRITEs, for the next ones. */
 	std::vector<Bytes> spare_buffers_;
 };

@@ -91,7 +91,8 @@ int serve_client(int fd, const smb2::Share &share, const smb2::ServerConfig &con
 	const auto &io = c.counters();
 	std::fprintf(log,
 		     "[%d] summary: %llu requests (%llu compounds); READ over RDMA: %llu "
-		     "RDMA WRITE from the file, %llu bytes (%llu responses in the same sendmsg); "
+		     "RDMA WRITE from the file, %llu bytes (%llu read first, not cached; "
+		     "%llu responses in the same sendmsg); "
 		     "WRITE over RDMA: %llu RDMA READ, %llu bytes; %llu send_with_invalidate; "
 		     "inline READ: %llu, %llu bytes; inline WRITE: %llu, %llu bytes; at most %u "
 		     "descriptors; at most %u transfers and %u WRITEs in flight; %s\n",
@@ -99,6 +100,7 @@ int serve_client(int fd, const smb2::Share &share, const smb2::ServerConfig &con
 		     static_cast<unsigned long long>(io.compounds),
 		     static_cast<unsigned long long>(io.rdma_write_transfers),
 		     static_cast<unsigned long long>(io.rdma_write_bytes),
+		     static_cast<unsigned long long>(io.rdma_write_read_first),
 		     static_cast<unsigned long long>(io.responses_with_transfer),
 		     static_cast<unsigned long long>(io.rdma_read_transfers),
 		     static_cast<unsigned long long>(io.rdma_read_bytes),

@@ -184,6 +184,35 @@ else
 	rec fail pkg-config
 fi
 
+# For the guest's deb.tool-dev-depends (`smbdirect dev` as after an
+# install without recommends): the Depends and Pre-Depends closure of
+# smbdirect-tools from dpkg's database (Recommends not followed), and the
+# libraries libsmbdirect loads at run time whose package is outside it,
+# which the guest hides. Computed here: the guest's /var/lib is a tmpfs,
+# so dpkg's database is not seen there.
+if [ $installed = 1 ]; then
+	in_root dpkg-query -W -f='${Package} ${Depends}, ${Pre-Depends}\n' 2>>"$log" |
+		awk -v root=smbdirect-tools '
+			{ name = $1; $1 = ""; gsub(/\([^)]*\)|:any|:[a-z0-9]+/, ""); gsub(/[|,]/, " ")
+			  deps[name] = $0 }
+			END { n = 0; todo[n++] = root; seen[root] = 1
+			      for (i = 0; i < n; i++) {
+				      print todo[i]; k = split(deps[todo[i]], d, " ")
+				      for (j = 1; j <= k; j++)
+					      if (d[j] != "" && !(d[j] in seen)) {
+						      seen[d[j]] = 1; todo[n++] = d[j]
+					      }
+			      } }' >"$r/opt/sd-deb-test/closure"
+	: >"$r/opt/sd-deb-test/hide-dev"
+	for l in libnl-3.so.200 libnl-route-3.so.200; do
+		owner=$(in_root dpkg -S "*/$l" 2>/dev/null | sed -n '1s/:.*//p')
+		grep -qx -e "${owner:-none}" "$r/opt/sd-deb-test/closure" ||
+			echo "$l ${owner:-none}" >>"$r/opt/sd-deb-test/hide-dev"
+	done
+	echo "deb-vm: smbdirect-tools' Depends closure: $(wc -l <"$r/opt/sd-deb-test/closure") packages;" \
+		"outside it: $(cut -d' ' -f1 "$r/opt/sd-deb-test/hide-dev" | paste -sd' ')"
+fi
+
 # The source package's autopkgtests (debian/tests/control) with
 # autopkgtest itself, its null runner in the scratch root (which has the
 # packages installed, so -B: nothing built, no archive needed):

@@ -17,7 +17,7 @@ out=$SD_OUT
 . "$SD_REPO/tests/interop/common.bash"
 exec >"$out/deb.tap" 2>&1
 tmp=$(mktemp -d)
-tap_plan 8
+tap_plan 9
 
 # 1. modprobe finds the module where DKMS put it, and loads that file.
 kver=$(uname -r)
@@ -54,6 +54,30 @@ if "$sd" dev --json >"$tmp/dev.json" 2>"$tmp/dev.err" && grep -q '"rxe0"' "$tmp/
 else
 	tap_fail deb.tool-dev "smbdirect dev --json did not list rxe0" "$tmp/dev.json" "$tmp/dev.err"
 fi
+# As after `apt-get install --no-install-recommends smbdirect-tools`: the
+# scratch root overlays a host that has libnl, so every library the
+# command loads (libnl-3 and libnl-route-3, which libsmbdirect opens when
+# first asked for interfaces) is hidden (/dev/null bound over it in a
+# mount namespace of its own) unless its package is in the Depends and
+# Pre-Depends closure of smbdirect-tools, Recommends left out: deb-vm.sh
+# wrote the closure and the libraries outside it from dpkg's database
+# (here /var/lib is a tmpfs). A package that only Recommends what its
+# commands load fails here.
+libdir=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+hide_dev=
+while read -r l owner; do
+	hide_dev+="mount --bind /dev/null $libdir/$l && "
+	echo "# $l (package $owner) is outside smbdirect-tools' Depends closure: hidden"
+done </opt/sd-deb-test/hide-dev
+if [ ! -s /opt/sd-deb-test/closure ]; then
+	tap_fail deb.tool-dev-depends "deb-vm.sh wrote no Depends closure of smbdirect-tools"
+elif unshare --mount sh -c "${hide_dev}exec \"\$0\" dev --json" "$sd" >"$tmp/dev2.json" 2>"$tmp/dev2.err" &&
+	grep -q '"rxe0"' "$tmp/dev2.json"; then
+	tap_ok "deb.tool-dev-depends # smbdirect dev --json with only smbdirect-tools' Depends closure ($(wc -l </opt/sd-deb-test/closure) packages) visible"
+else
+	tap_fail deb.tool-dev-depends "smbdirect dev --json failed with the libraries outside smbdirect-tools' Depends closure hidden" \
+		"$tmp/dev2.err" /opt/sd-deb-test/closure
+fi
 
 # 3. Data through the packaged command: `smbdirect cat` to its listener
 #    over rxe0, IPv4.
@@ -86,7 +110,6 @@ fi
 #    tests/host/deb.sh's host-deb/contents checks its symbols), and
 #    listing interfaces without libnl is a clear error.
 msg="deb smoke $version $$"
-libdir=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 hide=
 for l in libstdc++.so.6 libgcc_s.so.1 libnl-3.so.200 libnl-route-3.so.200; do
 	hide+="mount --bind /dev/null $libdir/$l && "

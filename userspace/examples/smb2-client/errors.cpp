@@ -359,7 +359,7 @@ int identity_writes(Client &c, const SelftestOptions &o, std::FILE *out, int fil
 	return failed;
 }
 
-int no_stall(Client &c, const SelftestOptions &o, std::FILE *out, int reads)
+int no_stall(Client &c, const SelftestOptions &o, std::FILE *out, int reads, bool holes)
 {
 	auto fail = [&](const std::string &what) {
 		std::fprintf(out, "not ok no_stall # %s\n", what.c_str());
@@ -382,22 +382,26 @@ int no_stall(Client &c, const SelftestOptions &o, std::FILE *out, int reads)
 	if (!f)
 		return fail(std::string("CREATE: ") + f.error().message());
 	Bytes data(size * reads);
-	for (size_t i = 0; i < data.size(); i++)
+	/* holes: only the last 4 KiB written, the rest of the file a hole */
+	const size_t first = holes ? data.size() - 4096 : 0;
+	for (size_t i = first; i < data.size(); i++)
 		data[i] = static_cast<uint8_t>(i * 13 + i / 4093);
 	std::string problem;
-	for (int i = 0; i < reads && problem.empty(); i++) {
-		Buffer b(c.fd(), false, size);
+	for (size_t at = first; at < data.size() && problem.empty();) {
+		const size_t n = std::min(size, data.size() - at);
+		Buffer b(c.fd(), false, n);
 		if (b.ec) {
 			problem = "REGISTER: " + b.ec.message();
 			break;
 		}
-		std::memcpy(b.pages.data(), data.data() + i * size, size);
-		iovec v{ b.pages.data(), size };
-		auto w = c.write_rdma(f->id, i * size, std::span<const iovec>(&v, 1), channel);
-		if (!w || w->bytes != size)
+		std::memcpy(b.pages.data(), data.data() + at, n);
+		iovec v{ b.pages.data(), n };
+		auto w = c.write_rdma(f->id, at, std::span<const iovec>(&v, 1), channel);
+		if (!w || w->bytes != n)
 			problem = "RDMA WRITE of the file: " +
 				  (w ? std::to_string(w->bytes) + " bytes" : w.error().message());
 		(void)b.reg->deregister();
+		at += n;
 	}
 	if (!problem.empty())
 		return fail(problem);
@@ -492,16 +496,17 @@ int no_stall(Client &c, const SelftestOptions &o, std::FILE *out, int reads)
 		(void)c.close(f->id);
 	if (!problem.empty())
 		return fail(problem);
-	std::fprintf(out, "ok no_stall %d READs of %zu bytes by RDMA WRITE and an ECHO: the ECHO "
-		     "answered as response %d\n", reads, size, echo_at);
+	std::fprintf(out, "ok no_stall %d READs of %zu bytes%s by RDMA WRITE and an ECHO: the ECHO "
+		     "answered as response %d\n", reads, size, holes ? " (holes)" : "", echo_at);
 	return 0;
 }
 
 } // namespace
 
-int run_no_stall(Client &client, const SelftestOptions &options, std::FILE *out, int reads)
+int run_no_stall(Client &client, const SelftestOptions &options, std::FILE *out, int reads,
+		 bool holes)
 {
-	return no_stall(client, options, out, reads);
+	return no_stall(client, options, out, reads, holes);
 }
 
 int run_identity_writes(Client &client, const SelftestOptions &options, std::FILE *out,

@@ -53,9 +53,14 @@ int run_identity_writes(Client &client, const SelftestOptions &options, std::FIL
  * its event loop: the ECHO must be answered before the last READ. Every
  * READ must still succeed with the file's data, its buffer invalidated by
  * the server. The file sd-no-stall.bin is written first (RDMA WRITE) and
- * removed at the end.
+ * removed at the end. With holes (`no-stall-holes N`) only its last 4 KiB
+ * are written, so the READs are of a sparse file's holes (zeros), which a
+ * server's zero-copy path cannot take from the page cache: the kernel
+ * refuses them (ENODATA) and the server must read them its own way,
+ * still without waiting in its event loop.
  */
-int run_no_stall(Client &client, const SelftestOptions &options, std::FILE *out, int reads);
+int run_no_stall(Client &client, const SelftestOptions &options, std::FILE *out, int reads,
+		 bool holes = false);
 
 } // namespace smb2
 

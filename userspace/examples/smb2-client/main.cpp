@@ -56,6 +56,7 @@ const char usage_text[] =
 	"  no-stall N           N READs of 1 MiB over the RDMA channel back to back, then an\n"
 	"                       ECHO: a server short of RDMA slots must answer the ECHO\n"
 	"                       before the last READ (it must not wait in its event loop)\n"
+	"  no-stall-holes N     no-stall on a sparse file: the READs are of its holes\n"
 	"\n"
 	"Options:\n"
 	"  -u, --user USER        user name for NTLMv2 (default: empty)\n"
@@ -637,11 +638,12 @@ int main(int argc, char **argv)
 	if (args.size() < 4)
 		return usage_error("expected ADDR PORT //SERVER/SHARE COMMAND");
 	const std::string &cmd = args[3];
+	const bool nostall = cmd == "no-stall" || cmd == "no-stall-holes";
 	size_t want = cmd == "put" || cmd == "get"		     ? 6
-		      : cmd == "identity-writes" || cmd == "no-stall" ? 5
+		      : cmd == "identity-writes" || nostall ? 5
 								     : 4;
 	if (cmd != "info" && cmd != "put" && cmd != "get" && cmd != "selftest" &&
-	    cmd != "rdma-errors" && cmd != "identity-writes" && cmd != "no-stall")
+	    cmd != "rdma-errors" && cmd != "identity-writes" && !nostall)
 		return usage_error("unknown command '" + cmd + "'");
 	if (args.size() != want)
 		return usage_error(cmd + ": wrong number of arguments");
@@ -653,11 +655,11 @@ int main(int argc, char **argv)
 		return usage_error("--depth needs --rdma");
 	if (cmd == "selftest" && o.local_dir.empty())
 		return usage_error("selftest needs --local-dir");
-	if ((cmd == "rdma-errors" || cmd == "identity-writes" || cmd == "no-stall") && o.tcp)
+	if ((cmd == "rdma-errors" || cmd == "identity-writes" || nostall) && o.tcp)
 		return usage_error(cmd + " needs SMB-Direct");
 	if (!o.bind_from_tcp.empty() &&
 	    (cmd == "selftest" || cmd == "rdma-errors" || cmd == "identity-writes" ||
-	     cmd == "no-stall"))
+	     nostall))
 		return usage_error("--bind-from-tcp: info, put or get");
 	if (!o.bind_from_tcp.empty() && o.config.dialect < smb2::dialect_300)
 		return usage_error("--bind-from-tcp needs SMB 3");
@@ -706,13 +708,14 @@ int main(int argc, char **argv)
 			return usage_error("identity-writes: 1..64 files");
 		return smb2::run_identity_writes(client, so, stdout, n) ? exit_error : exit_ok;
 	}
-	if (cmd == "no-stall") {
+	if (nostall) {
 		smb2::SelftestOptions so;
 		so.unc = unc;
 		int n = std::atoi(args[4].c_str());
 		if (n < 2 || n > 64)
-			return usage_error("no-stall: 2..64 READs");
-		return smb2::run_no_stall(client, so, stdout, n) ? exit_error : exit_ok;
+			return usage_error(cmd + ": 2..64 READs");
+		return smb2::run_no_stall(client, so, stdout, n, cmd == "no-stall-holes") ? exit_error
+											   : exit_ok;
 	}
 	if (cmd == "rdma-errors") {
 		smb2::SelftestOptions so;

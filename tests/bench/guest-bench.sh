@@ -341,15 +341,17 @@ fi
 
 # The patched smbclient: put and get of SMB_MIB, SMB-Direct (RDMA channel
 # from 4 KiB) or TCP (SMBC_TRANSPORT=tcp), against ksmbd.
+# SMB-Direct without the TCP fallback (--smbdirect-required): a TCP number
+# must not pass for an SMB-Direct one.
 smbc_io() { # put|get REMOTE LOCAL
-	local opt=--option='client smbdirect=yes'
-	[ "${SMBC_TRANSPORT:-rdma}" = tcp ] && opt=--option='client smbdirect=no'
+	local opt=(--smbdirect-required)
+	[ "${SMBC_TRANSPORT:-rdma}" = tcp ] && opt=()
 	if [ "$1" = put ]; then
 		LD_LIBRARY_PATH=$samba_bin/lib timeout -s KILL 300 "$samba_bin/smbclient" \
-			"//$addr/share" -p "$ksmbd_rxe_port" -U U%P -m SMB3 "$opt" -c "put $3 $2"
+			"//$addr/share" -p "$ksmbd_rxe_port" -U U%P -m SMB3 "${opt[@]}" -c "put $3 $2"
 	else
 		LD_LIBRARY_PATH=$samba_bin/lib timeout -s KILL 300 "$samba_bin/smbclient" \
-			"//$addr/share" -p "$ksmbd_rxe_port" -U U%P -m SMB3 "$opt" -c "get $2 $3"
+			"//$addr/share" -p "$ksmbd_rxe_port" -U U%P -m SMB3 "${opt[@]}" -c "get $2 $3"
 	fi
 }
 

@@ -3,11 +3,14 @@
 #
 # Samba with SMB-Direct of its own: the patched Samba 4.22.6 in $SD_SAMBA
 # (smbd's `server smbdirect ports` and the RDMA channel of SMB2 READ/WRITE,
-# smbclient's `client smbdirect`), linked with libsmbdirect
-# (LD_LIBRARY_PATH=$SD_SAMBA/lib), no preload. Over rxe and siw:
+# smbclient's --smbdirect), linked with libsmbdirect (smbd) or loading it
+# on use (smbclient; LD_LIBRARY_PATH=$SD_SAMBA/lib), no preload. First,
+# smbclient's dynamic dependencies (ldd) must not hold libsmbdirect:
+# only a connection that asks for SMB-Direct loads it. Over rxe and siw:
 #
 #   1. smbd in the foreground, its whole configuration under a mktemp
-#      directory: `smb ports = 445`, `server smbdirect ports = 445 5445`,
+#      directory: `smb ports = 445 4455` (4455: TCP only, for the
+#      fallback below), `server smbdirect ports = 445 5445`,
 #      SMB3 only, share "share" for user root (password P). Its listeners:
 #      TCP 445 on both addresses, SMB-Direct 445 and 5445 on the rxe one,
 #      5445 on the siw one; SMB-Direct 445 on the siw address collides
@@ -25,13 +28,18 @@
 #      rxe also a third mount with seal reading 2 MiB in 1 MiB O_DIRECT
 #      reads: encrypted, inline, each response within cifs.ko's
 #      MaxFragmentedSize with its transform header (sealed_read).
-#   4. The patched smbclient (`--option='client smbdirect=yes' -p PORT -m
+#   4. The patched smbclient (`--smbdirect -p PORT -m
 #      SMB3`): put/get of 1 B, 1 MiB and $SD_SAMBA_RDMA_MIB MiB with SHA-256,
 #      against smbd and against ksmbd; the counters show the 1 MiB and large
 #      transfers went by RDMA; a signed session (--client-protection=sign)
 #      still uses the RDMA channel; an encrypted one (=encrypt) must not
 #      (the data goes inline: no RDMA bytes, message bytes of at least the
-#      file's size each way) and still matches.
+#      file's size each way) and still matches. Over rxe also: with
+#      --smbdirect to port 4455, where no SMB-Direct listener is bound,
+#      smbclient logs why and falls back to TCP (no SMB-Direct connection,
+#      no RDMA, the copy matches); without --smbdirect, smbclient uses TCP
+#      even with `client smbdirect = yes` (the parameter of the old
+#      series, unknown now) in its smb.conf.
 #   5. Over rxe, the example client's rdma-errors, identity-writes and
 #      no-stall (smbd keeps 2 RDMA transfers in flight per connection,
 #      "smbd:smbdirect rdma inflight = 2", so that transfers wait for a
@@ -117,7 +125,7 @@ mounts=()
 # cifs.ko's mount options, every mount of the script.
 cifs_opts=rdma,vers=3.1.1,username=root,password=P,nosharesock
 
-names=(samba-rdma.smbd.listen)
+names=(samba-rdma.smbclient.libsmbdirect_not_linked samba-rdma.smbd.listen)
 for t in "${transports[@]}"; do
 	p=samba-rdma.smbd.$t
 	names+=("$p.cifs.mount_two_clients" "$p.cifs.write_${mib}mib_direct" "$p.cifs.write_by_rdma"
@@ -126,6 +134,7 @@ for t in "${transports[@]}"; do
 	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
+	[ "$t" = rxe4 ] && names+=("$p.smbclient.fallback_to_tcp" "$p.smbclient.tcp_without_option")
 	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.rdma_errors_sendfile"
 		"$p.example.user_identity" "$p.example.no_stall" "$p.example.no_stall_sendfile"
 		"$p.example.no_stall_holes_sendfile")
@@ -216,6 +225,22 @@ tcp_opens() {
 	for i in "${!hdr[@]}"; do [ "${hdr[i]}" = ActiveOpens ] && sd_opens=${val[i]:-0}; done
 }
 
+# --- smbclient loads libsmbdirect only on use ---------------------------------------
+# Its dynamic dependencies (the binary's NEEDED entries and theirs, ldd)
+# hold no libsmbdirect: winbindd, net and libsmbclient's users, which
+# share its libraries, do not load it; --smbdirect does (the cases below).
+not_linked() {
+	local name=samba-rdma.smbclient.libsmbdirect_not_linked log=$work/ldd.log why=
+	LD_LIBRARY_PATH=$slib ldd "$samba/smbclient" >"$log" 2>&1
+	if ! grep -q 'libc\.so' "$log"; then
+		why="ldd $samba/smbclient: $(head -n 1 "$log")"
+	elif grep -q 'libsmbdirect' "$log"; then
+		why="smbclient links $(grep -m1 -o 'libsmbdirect[^ ]*' "$log"): $(grep -c . "$log") libraries in its ldd"
+	fi
+	verdict "$name" "$why" "$log"
+}
+not_linked
+
 if pgrep -x ksmbd.mountd >/dev/null; then
 	fail_while samba-rdma.smbd. "ksmbd runs: it holds TCP 445 on every device and SMB-Direct 445/5445 on every address (run this script before ksmbd-offload.sh and ksmbd-smbclient.sh)"
 fi
@@ -248,6 +273,14 @@ CONF
 # the example client's transfers alike (example_no_stall counts on it).
 sed -i 's/^\[global\]$/&\n\tsmbd:smbdirect rdma inflight = 2/' "$conf"
 grep -q '^	smbd:smbdirect rdma inflight = 2$' "$conf" || { echo "Bail out! smb.conf: no rdma inflight line"; exit 1; }
+# TCP 4455 as well, where no SMB-Direct listener is: smbclient's fallback.
+sed -i 's/^\tsmb ports = 445$/\tsmb ports = 445 4455/' "$conf"
+grep -q '^	smb ports = 445 4455$' "$conf" || { echo "Bail out! smb.conf: no smb ports line"; exit 1; }
+# A client smb.conf with the old series' global `client smbdirect = yes`
+# (unknown now: ignored with a warning): smbclient without --smbdirect
+# must still use TCP.
+sed 's/^\[global\]$/&\n\tclient smbdirect = yes/' "$work/client.conf" >"$work/client-global.conf"
+grep -q '^	client smbdirect = yes$' "$work/client-global.conf" || { echo "Bail out! client-global.conf: no client smbdirect line"; exit 1; }
 refcnt
 refs0=$sd_refcnt
 slog=$work/smbd.log
@@ -531,12 +564,15 @@ cifs_transport() { # T
 }
 
 # --- the patched smbclient ------------------------------------------------------------
-# smbc LOG ADDR PORT USER COMMANDS [OPTION...]: the patched smbclient over
-# SMB-Direct. The module's counters before ($work/c0) and after ($work/c1);
-# TCP connections opened meanwhile in opened; the status in rc.
+# smbc LOG ADDR PORT USER COMMANDS [OPTION...]: the patched smbclient with
+# --smbdirect (smbc_via: other options instead, or none when empty), its
+# smb.conf $work/client.conf (smbc_conf: another). The module's counters
+# before ($work/c0) and after ($work/c1); TCP connections opened meanwhile
+# in opened; the status in rc.
 smbc() {
-	local log=$1 a=$2 port=$3 u=$4 cmds=$5 o0 all=() n0=0
+	local log=$1 a=$2 port=$3 u=$4 cmds=$5 o0 all=() n0=0 via=()
 	shift 5
+	read -r -a via <<<"${smbc_via---smbdirect}"
 	[ -r "$slog" ] && { mapfile -t all <"$slog"; n0=${#all[@]}; }
 	# The previous run's counters are this one's baseline when nothing
 	# used the module since (chain=1).
@@ -548,8 +584,8 @@ smbc() {
 	tcp_opens
 	o0=$sd_opens
 	LD_LIBRARY_PATH=$slib timed "smbclient $a:$port $*" timeout -s KILL 300 "$samba/smbclient" \
-		"//$a/share" -p "$port" -m SMB3 -s "$work/client.conf" -t 60 -U "$u" \
-		--option='client smbdirect=yes' "$@" -c "$cmds" >"$log" 2>&1
+		"//$a/share" -p "$port" -m SMB3 -s "${smbc_conf:-$work/client.conf}" -t 60 -U "$u" \
+		"${via[@]}" "$@" -c "$cmds" >"$log" 2>&1
 	rc=$?
 	[ $rc -eq 137 ] && echo "smbclient killed after 300 s" >>"$log"
 	# What smbd logged meanwhile, for the verdicts.
@@ -571,6 +607,25 @@ over_smbdirect() {
 		echo "smbclient negotiated no SMB-Direct connection (connections +$sd_d): $(smb_error "$2")"
 	elif [ "$opened" -ne "${own_tcp[$1]}" ]; then
 		echo "$opened TCP connection(s) opened while smbclient ran, ${own_tcp[$1]} by the $1 transport: TCP fallback?"
+	fi
+}
+# over_tcp LOG: empty if the smbclient run just made opened a TCP
+# connection and neither made an SMB-Direct connection nor moved data by
+# RDMA.
+over_tcp() {
+	local r
+	delta "$work/c0" "$work/c1" connections
+	if [ "$sd_d" != 0 ]; then
+		echo "smbclient made $sd_d SMB-Direct connection(s): $(smb_error "$1")"
+		return
+	fi
+	delta "$work/c0" "$work/c1" rdma_read_bytes
+	r=$sd_d
+	delta "$work/c0" "$work/c1" rdma_write_bytes
+	if [ "$r" != 0 ] || [ "$sd_d" != 0 ]; then
+		echo "data moved by RDMA: rdma_read_bytes+$r rdma_write_bytes+$sd_d"
+	elif [ "$opened" -lt 1 ]; then
+		echo "no TCP connection opened while smbclient ran: $(smb_error "$1")"
 	fi
 }
 # check_copy SRC DISK BACK LOG: SHA-256 of the source, the server's copy and
@@ -659,6 +714,30 @@ smbclient_smbd() { # T
 	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" bytes_tx $((2 * MiB)))
 	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" bytes_rx $((2 * MiB)))
 	verdict "$p.encrypted_inline" "$why" "$log" "$log.smbd"
+	rm -f "$work"/*.back "$share"/f*
+	[ "$t" = rxe4 ] || return 0
+
+	# --smbdirect to 4455, TCP only: refused over RDMA, logged (debug
+	# level 1, smbclient's default), then TCP to the same port.
+	log=$work/$t.fallback.log
+	smbc "$log" "$a" 4455 root%P "put $work/1mib ffb; get ffb $work/1mib.back"
+	sums "$share/ffb" "$work/1mib.back"
+	why=$(over_tcp "$log")
+	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$share/ffb" "$work/1mib.back" "$log")
+	[ -z "$why" ] && ! grep -q 'SMB-Direct connection to \[.*\]:4455 failed: .*falling back to TCP' "$log" &&
+		why="smbclient did not log why it fell back to TCP"
+	verdict "$p.fallback_to_tcp" "$why" "$log" "$log.smbd"
+	rm -f "$work"/*.back "$share"/f*
+
+	# No --smbdirect: TCP to 445, although SMB-Direct listens there too
+	# and the smb.conf has the old global.
+	log=$work/$t.tcp.log
+	smbc_via='' smbc_conf=$work/client-global.conf smbc "$log" "$a" 445 root%P \
+		"put $work/1mib ftcp; get ftcp $work/1mib.back"
+	sums "$share/ftcp" "$work/1mib.back"
+	why=$(over_tcp "$log")
+	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$share/ftcp" "$work/1mib.back" "$log")
+	verdict "$p.tcp_without_option" "$why" "$log" "$log.smbd"
 	rm -f "$work"/*.back "$share"/f*
 }
 
@@ -806,11 +885,11 @@ stop_smbd() {
 		[ "$sd_refcnt" -le "$refs0" ] && [ ${#sd_cm_ids[@]} -eq 0 ] && break
 		sd_sleep 0.5
 	done
-	tcp_left=$(ss -Htln 'sport = :445 or sport = :5445' 2>&1)
+	tcp_left=$(ss -Htln 'sport = :445 or sport = :4455 or sport = :5445' 2>&1)
 	if [ -z "$why" ] && [ ${#sd_cm_ids[@]} -gt 0 ]; then
 		why="cm_ids left on smbd's addresses: ${sd_cm_ids[0]}"
 	elif [ -z "$why" ] && [ -n "$tcp_left" ]; then
-		why="TCP listeners left on 445/5445: ${tcp_left//$'\n'/; }"
+		why="TCP listeners left on 445/4455/5445: ${tcp_left//$'\n'/; }"
 	elif [ -z "$why" ] && [ "$sd_refcnt" -gt "$refs0" ]; then
 		why="af_smbdirect holds $sd_refcnt references, $refs0 before smbd: sockets left"
 	fi

@@ -100,7 +100,7 @@ run_transport() { # transport addr
 	grep 'summary:' "$log" | sed "s/^/# $t server: /"
 	add() { sed -n "s/$1/\\1/p" "$log" | awk '{ n += $1 } END { print n + 0 }'; }
 	n_read=$(add '.*READ over RDMA: [0-9]* RDMA WRITE from the file, \([0-9]*\) bytes.*')
-	n_same=$(add '.* bytes (\([0-9]*\) responses in the same sendmsg).*')
+	n_same=$(add '.* \([0-9]*\) responses in the same sendmsg).*')
 	n_write=$(add '.*WRITE over RDMA: [0-9]* RDMA READ, \([0-9]*\) bytes.*')
 	n_inval=$(add '.*; \([0-9]*\) send_with_invalidate;.*')
 	why=

@@ -1178,15 +1178,6 @@ TEST_F(abuse, cmsg_errors_einval)
  * (connected as root) lowers it to 64 KiB and becomes nobody. Exit codes
  * say which step went wrong.
  */
-/* RLIMIT_MEMLOCK to limit, then uid and gid 65534 without groups. */
-static int become_nobody(rlim_t limit)
-{
-	struct rlimit rl = { limit, limit };
-
-	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	       setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534);
-}
-
 static int memlock_child(int fd)
 {
 	rlim_t limit = 65536;
@@ -1198,7 +1189,7 @@ static int memlock_child(int fd)
 
 	if (!buf)
 		return 2;
-	if (become_nobody(limit))
+	if (sd_become_nobody(limit))
 		return 3;
 	ret = sd_register_buf(fd, SMBDIRECT_ACCESS_PEER_WRITE, buf, 1024 * 1024, d, 4, &n, &id);
 	if (ret != -ENOMEM) {
@@ -1277,7 +1268,7 @@ static int pin_child(int fd)
 
 	if (!buf)
 		return 2;
-	if (become_nobody(limit))
+	if (sd_become_nobody(limit))
 		return 3;
 	ret = sd_register_buf(fd, SMBDIRECT_ACCESS_PEER_WRITE, buf, 1024 * 1024, d, 4, &n, &id);
 	if (ret && ret != -ENOMEM) {

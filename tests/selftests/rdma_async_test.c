@@ -7,12 +7,10 @@
  * byte is checked, every cookie must complete exactly once, and B's pinned
  * pages must be back to their value after each case.
  */
-#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <liburing.h>
 
 #include "kselftest_harness.h"
@@ -517,13 +515,11 @@ TEST_F_TIMEOUT(async, write_from_file, 120)
 static int file_charge_child(int fd, int mfd, const struct smbdirect_buffer_descriptor_v1 *d,
 			     __u32 nd)
 {
-	struct rlimit rl = { 65536, 65536 };
 	struct smbdirect_rdma_completion c[1];
 	struct smbdirect_rdma_args a;
 	long r;
 
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (sd_become_nobody(65536))
 		return 3;
 	prep_file(&a, 21, mfd, MIB, 300000, d, nd);
 	r = submit(fd, SOCK_SEQPACKET, &a, 1, NULL, 0, NULL, 0);

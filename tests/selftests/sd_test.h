@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -1062,6 +1064,18 @@ static inline long sd_check_iov(const struct iovec *iov, int n, uint32_t seed)
 			if (((unsigned char *)iov[k].iov_base)[i] != sd_pattern(seed, off))
 				return (long)off;
 	return -1;
+}
+
+/*
+ * RLIMIT_MEMLOCK to limit, then uid and gid 65534 without groups (and so
+ * without CAP_IPC_LOCK): 0, or nonzero when a step failed.
+ */
+static inline int sd_become_nobody(rlim_t limit)
+{
+	struct rlimit rl = { limit, limit };
+
+	return setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	       setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534);
 }
 
 /* VmPin of /proc/<pid>/status in kB, or -errno. */

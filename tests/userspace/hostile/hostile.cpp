@@ -2054,7 +2054,11 @@ int main(int argc, char **argv)
 			if (!base_err.empty() || !read_stats(now).empty() ||
 			    now["sockets"] == last_sockets)
 				return;
+			bool was_above = last_sockets > base["sockets"];
 			last_sockets = now["sockets"];
+			if (was_above && last_sockets <= base["sockets"])
+				note(fmt("%lu sockets on %s after %s, back to the start",
+					 (unsigned long)last_sockets, t->device, after.c_str()));
 			if (last_sockets > base["sockets"]) {
 				std::string n = fmt("%lu sockets on %s after %s, %lu at the start",
 						    (unsigned long)last_sockets, t->device,

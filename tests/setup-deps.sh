@@ -18,7 +18,7 @@ bookworm=(
 	qemu-system-x86 qemu-user
 	iproute2 rdma-core ibverbs-utils perftest rdmacm-utils
 	libibverbs-dev librdmacm-dev ibverbs-providers
-	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat
+	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev abigail-tools socat fio
 	nettle-dev liburing-dev
 	debhelper dh-dkms lintian fakeroot autopkgtest
 	python3-sphinx python3-sphinx-rtd-theme python3-yaml python3-jsonschema man-db groff-base

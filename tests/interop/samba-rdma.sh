@@ -22,6 +22,11 @@
 #      second connection and smbd process), SHA-256 against the source and
 #      smbd's file; the module's counters must show smbd RDMA-reading at
 #      least the file's size for the write, RDMA-writing it for the read.
+#      Then fio with crc32c verification on the first mount (fio_verify:
+#      sequential and random, O_DIRECT and buffered, 4 KiB-4 MiB blocks,
+#      two jobs; SD_SAMBA_FIO_MIB MiB per job and kind, default 2), the
+#      counters again showing smbd's RDMA; over rxe the same jobs on a
+#      mount over TCP as the control.
 #   3. A lease break between the two mounts (cifs-smbd.sh's case) and, over
 #      rxe, Debian's smbclient over plain TCP to the same address and port
 #      445 listing the share while both SMB-Direct mounts are up; over
@@ -39,7 +44,9 @@
 #      smbclient logs why and falls back to TCP (no SMB-Direct connection,
 #      no RDMA, the copy matches); without --smbdirect, smbclient uses TCP
 #      even with `client smbdirect = yes` (the parameter of the old
-#      series, unknown now) in its smb.conf.
+#      series, unknown now) in its smb.conf. smbd allows SMB 2.1 ("server
+#      min protocol = SMB2_10") but not on SMB-Direct: smbclient limited
+#      to 2.1 gets STATUS_NOT_SUPPORTED there, and lists the share over TCP.
 #   5. Over rxe, the example client's rdma-errors, identity-writes and
 #      no-stall (smbd keeps 2 RDMA transfers in flight per connection,
 #      "smbd:smbdirect rdma inflight = 2", so that transfers wait for a
@@ -131,10 +138,13 @@ for t in "${transports[@]}"; do
 	names+=("$p.cifs.mount_two_clients" "$p.cifs.write_${mib}mib_direct" "$p.cifs.write_by_rdma"
 		"$p.cifs.read_${mib}mib_direct" "$p.cifs.read_by_rdma" "$p.cifs.break_lease")
 	[ "$t" = rxe4 ] && names+=("$p.cifs.tcp_client_beside" "$p.cifs.sealed_read_inline")
+	names+=("$p.cifs.fio_verify" "$p.cifs.fio_by_rdma")
+	[ "$t" = rxe4 ] && names+=("$p.cifs.fio_verify_tcp_control")
 	names+=("$p.cifs.umount" "$p.smbclient.put_get_1b" "$p.smbclient.put_get_1mib"
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
-	[ "$t" = rxe4 ] && names+=("$p.smbclient.fallback_to_tcp" "$p.smbclient.tcp_without_option")
+	[ "$t" = rxe4 ] && names+=("$p.smbclient.fallback_to_tcp" "$p.smbclient.tcp_without_option"
+		"$p.smbclient.smb2_refused_on_smbdirect" "$p.smbclient.smb2_on_tcp")
 	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.rdma_errors_sendfile"
 		"$p.example.user_identity" "$p.example.no_stall" "$p.example.no_stall_sendfile"
 		"$p.example.no_stall_holes_sendfile")
@@ -273,6 +283,10 @@ CONF
 # the example client's transfers alike (example_no_stall counts on it).
 sed -i 's/^\[global\]$/&\n\tsmbd:smbdirect rdma inflight = 2/' "$conf"
 grep -q '^	smbd:smbdirect rdma inflight = 2$' "$conf" || { echo "Bail out! smb.conf: no rdma inflight line"; exit 1; }
+# SMB 2.1 allowed, on TCP only (smbclient_smbd's smb2_* cases): SMB-Direct
+# connections negotiate 3.0 or later whatever this says (patch 0012).
+sed -i 's/^\tserver min protocol = SMB3$/\tserver min protocol = SMB2_10/' "$conf"
+grep -q '^	server min protocol = SMB2_10$' "$conf" || { echo "Bail out! smb.conf: no server min protocol line"; exit 1; }
 # TCP 4455 as well, where no SMB-Direct listener is: smbclient's fallback.
 sed -i 's/^\tsmb ports = 445$/\tsmb ports = 445 4455/' "$conf"
 grep -q '^	smb ports = 445 4455$' "$conf" || { echo "Bail out! smb.conf: no smb ports line"; exit 1; }
@@ -545,6 +559,7 @@ cifs_transport() { # T
 	break_lease "$t" "$m1" "$m2" "$ca"
 	[ "$t" = rxe4 ] && tcp_beside "$t" "$a" "$m1" "$m2" "$ca"
 	[ "$t" = rxe4 ] && sealed_read "$t" "$a"
+	fio_verify "$t" "$m1"
 	rm -f "$share/big.bin"
 
 	# Both unmounted; their smbd processes end.
@@ -561,6 +576,105 @@ cifs_transport() { # T
 		[ "$n" -eq 0 ] || why="$n smbd processes still serve $ca 20 s after umount"
 	fi
 	verdict "$p.umount" "$why" "$slog"
+}
+
+# fio_verify T MOUNT: Debian's fio writes and verifies (crc32c, every
+# block read back and checked) on cifs.ko's mount over SMB-Direct to smbd
+# (the default rdma_readwrite_threshold): two jobs each of sequential
+# O_DIRECT writes of 4 KiB-4 MiB blocks, random buffered writes and random
+# O_DIRECT writes of 4 KiB-1 MiB, one kind after the other (fio_mib MiB
+# written, as many read). smbd's counters on T's device must show it
+# RDMA-reading at least half of what was written (blocks of 4 KiB go
+# inline) and RDMA-writing half of what was read. Over rxe also the same
+# jobs on a mount over TCP (the control): they pass and smbd's RDMA
+# counters do not move. fio keeps its state in System V shared memory
+# (kernel-light.config's SYSVIPC; the 7.2 boots).
+fio_mib=$(( ${SD_SAMBA_FIO_MIB:-2} ))
+fio_job() { # DIR
+	cat <<JOB
+[global]
+directory=$1
+size=${fio_mib}m
+numjobs=2
+thread
+ioengine=psync
+verify=crc32c
+verify_fatal=1
+do_verify=1
+group_reporting
+[seq_direct]
+rw=write
+bsrange=4k-4m
+direct=1
+[rand_buffered]
+stonewall
+rw=randwrite
+bsrange=4k-1m
+direct=0
+[rand_direct]
+stonewall
+rw=randwrite
+bsrange=4k-1m
+direct=1
+JOB
+}
+fio_run() { # NAME DIR LOG: fio's status in rc
+	fio_job "$2" >"$3.job"
+	timed "$1" timeout -s KILL 300 fio --output="$3" "$3.job" >"$3.err" 2>&1
+	rc=$?
+	grep -E '^ *(WRITE|READ):|verify|error' "$3" | head -n 8 | sed 's/^/# fio: /'
+}
+fio_verify() {
+	local t=$1 m=$2 p=samba-rdma.smbd.$1.cifs log=$work/$1.fio.log why='' dev=${sdev[$1]}
+	local moved=$((3 * 2 * fio_mib * MiB)) m3=$work/$1.m3
+	mounts+=("$m3")
+	local no_fio=
+	command -v fio >/dev/null || no_fio="fio is not installed (tests/setup-deps.sh installs it)"
+	if [ -z "$no_fio" ] && [ ! -d /proc/sysvipc ]; then
+		# The 6.12 debug kernel (the subset boot): not rebuilt for it.
+		tap_skip "$p.fio_verify" "this kernel has no System V IPC (CONFIG_SYSVIPC), which Debian's fio needs"
+		tap_skip "$p.fio_by_rdma" "no System V IPC"
+		[ "$t" = rxe4 ] && tap_skip "$p.fio_verify_tcp_control" "no System V IPC"
+		return
+	fi
+	if [ -n "$no_fio" ]; then
+		tap_fail "$p.fio_verify" "$no_fio"
+		tap_fail "$p.fio_by_rdma" "$no_fio"
+		[ "$t" = rxe4 ] && tap_fail "$p.fio_verify_tcp_control" "$no_fio"
+		return
+	fi
+	stats "$work/f0"
+	fio_run "$t fio over SMB-Direct" "$m" "$log"
+	stats "$work/f1"
+	[ $rc -eq 0 ] || why="fio exit $rc: $(grep -m1 -i 'verify\|error\|fail' "$log" "$log.err" || tail -n 1 "$log.err")"
+	verdict "$p.fio_verify" "$why" "$log.err" "$log"
+	echo "# $t fio, smbd's counters: $(rdma_summary "$work/f0" "$work/f1")"
+	why=$(at_least "$work/f0" "$work/f1" rdma_read_bytes $((moved / 2)) "$dev")
+	[ -z "$why" ] && why=$(at_least "$work/f0" "$work/f1" rdma_write_bytes $((moved / 2)) "$dev")
+	[ -n "$why" ] && why="$why ($moved bytes written and read back): the data went inline"
+	verdict "$p.fio_by_rdma" "$why"
+	rm -f "$m"/seq_direct.* "$m"/rand_buffered.* "$m"/rand_direct.*
+	[ "$t" = rxe4 ] || return 0
+	# The control: the same jobs over TCP, smbd's RDMA counters still.
+	why=
+	mkdir -p "$m3"
+	if ! timeout -s KILL 120 mount -t cifs "//${addr[$t]}/share" "$m3" \
+		-o vers=3.1.1,username=root,password=P,nosharesock >"$m3.log" 2>&1; then
+		tap_fail "$p.fio_verify_tcp_control" "mount over TCP: $(head -n 1 "$m3.log")"
+		return
+	fi
+	stats "$work/f2"
+	fio_run "$t fio over TCP" "$m3" "$log.tcp"
+	stats "$work/f3"
+	[ $rc -eq 0 ] || why="fio over TCP exit $rc: $(grep -m1 -i 'verify\|error\|fail' "$log.tcp" "$log.tcp.err" || tail -n 1 "$log.tcp.err")"
+	local n
+	for n in rdma_read_bytes rdma_write_bytes; do
+		delta "$work/f2" "$work/f3" $n
+		[ -z "$why" ] && [ "$sd_d" != 0 ] && why="smbd's $n grew by $sd_d over a TCP mount"
+	done
+	rm -f "$m3"/seq_direct.* "$m3"/rand_buffered.* "$m3"/rand_direct.*
+	umount "$m3" 2>/dev/null || umount -l "$m3"
+	verdict "$p.fio_verify_tcp_control" "$why" "$log.tcp.err" "$log.tcp"
 }
 
 # --- the patched smbclient ------------------------------------------------------------
@@ -739,6 +853,30 @@ smbclient_smbd() { # T
 	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$share/ftcp" "$work/1mib.back" "$log")
 	verdict "$p.tcp_without_option" "$why" "$log" "$log.smbd"
 	rm -f "$work"/*.back "$share"/f*
+
+	# SMB 2.1 at most (patch 0012, issue #46 item 14): smbd allows it
+	# ("server min protocol = SMB2_10" above) but not on SMB-Direct, where
+	# the negotiate fails with STATUS_NOT_SUPPORTED and no fallback is
+	# asked for; the same client over TCP lists the share.
+	local smb2=(-m SMB2_10 --option='client min protocol=SMB2_10')
+	log=$work/$t.smb2.log
+	smbc_via=--smbdirect-required smbc "$log" "$a" "$port" root%P ls "${smb2[@]}"
+	why=
+	if [ $rc -eq 0 ]; then
+		why="smbclient limited to SMB 2.1 listed the share over SMB-Direct: smbd negotiated 2.x there"
+	elif ! grep -q 'NT_STATUS_NOT_SUPPORTED' "$log"; then
+		why="smbclient failed, but not with NT_STATUS_NOT_SUPPORTED: $(smb_error "$log")"
+	else
+		delta "$work/c0" "$work/c1" connections
+		[ "$sd_d" = '?' ] || [ "$sd_d" -lt 1 ] &&
+			why="no SMB-Direct connection was made (connections +$sd_d): refused before the negotiate"
+	fi
+	verdict "$p.smb2_refused_on_smbdirect" "$why" "$log" "$log.smbd"
+	log=$work/$t.smb2tcp.log
+	smbc_via='' smbc "$log" "$a" 445 root%P ls "${smb2[@]}"
+	why=$(over_tcp "$log")
+	[ -z "$why" ] && [ $rc -ne 0 ] && why="smbclient limited to SMB 2.1 over TCP: $(smb_error "$log")"
+	verdict "$p.smb2_on_tcp" "$why" "$log" "$log.smbd"
 }
 
 # example_errors T: the example client's rdma-errors (errors.hpp) against

@@ -47,6 +47,11 @@
 #      series, unknown now) in its smb.conf. smbd allows SMB 2.1 ("server
 #      min protocol = SMB2_10") but not on SMB-Direct: smbclient limited
 #      to 2.1 gets STATUS_NOT_SUPPORTED there, and lists the share over TCP.
+#      And over rxe, the zero-copy
+#      READ only through the VFS (zero_copy_vfs): a get from a "use
+#      sendfile" share with full_audit asks SMB_VFS_RDMA_SENDFILE_SEND;
+#      where error_inject refuses it, the data comes through the VFS's
+#      pread, still by RDMA WRITE, intact.
 #   5. Over rxe, the example client's rdma-errors, identity-writes and
 #      no-stall (smbd keeps 2 RDMA transfers in flight per connection,
 #      "smbd:smbdirect rdma inflight = 2", so that transfers wait for a
@@ -144,7 +149,8 @@ for t in "${transports[@]}"; do
 		"$p.smbclient.put_get_large_${mib}mib" "$p.smbclient.by_rdma"
 		"$p.smbclient.signed_by_rdma" "$p.smbclient.encrypted_inline")
 	[ "$t" = rxe4 ] && names+=("$p.smbclient.fallback_to_tcp" "$p.smbclient.tcp_without_option"
-		"$p.smbclient.smb2_refused_on_smbdirect" "$p.smbclient.smb2_on_tcp")
+		"$p.smbclient.smb2_refused_on_smbdirect" "$p.smbclient.smb2_on_tcp"
+		"$p.smbclient.zero_copy_through_vfs" "$p.smbclient.vfs_refuses_zero_copy")
 	[ "$t" = rxe4 ] && names+=("$p.example.rdma_errors" "$p.example.rdma_errors_sendfile"
 		"$p.example.user_identity" "$p.example.no_stall" "$p.example.no_stall_sendfile"
 		"$p.example.no_stall_holes_sendfile")
@@ -277,6 +283,27 @@ cat >>"$work/smb.conf" <<CONF
 	read only = no
 	force user = root
 	use sendfile = yes
+[zca]
+	path = $share
+	read only = no
+	force user = root
+	use sendfile = yes
+	vfs objects = full_audit
+	full_audit:syslog = no
+	full_audit:prefix = zca
+	full_audit:success = rdma_sendfile_send rdma_sendfile_recv pread pread_send pread_recv
+	full_audit:failure = rdma_sendfile_send rdma_sendfile_recv pread pread_send pread_recv
+[zcrefused]
+	path = $share
+	read only = no
+	force user = root
+	use sendfile = yes
+	vfs objects = full_audit error_inject
+	error_inject:rdma_sendfile = ENOSYS
+	full_audit:syslog = no
+	full_audit:prefix = zcrefused
+	full_audit:success = rdma_sendfile_send rdma_sendfile_recv pread pread_send pread_recv
+	full_audit:failure = rdma_sendfile_send rdma_sendfile_recv pread pread_send pread_recv
 CONF
 # Two RDMA transfers in flight per connection (the default is the most the
 # kernel allows): a third waits for a slot, in cifs.ko's, smbclient's and
@@ -680,7 +707,8 @@ fio_verify() {
 # --- the patched smbclient ------------------------------------------------------------
 # smbc LOG ADDR PORT USER COMMANDS [OPTION...]: the patched smbclient with
 # --smbdirect (smbc_via: other options instead, or none when empty), its
-# smb.conf $work/client.conf (smbc_conf: another). The module's counters
+# smb.conf $work/client.conf (smbc_conf: another), share "share"
+# (smbc_share: another). The module's counters
 # before ($work/c0) and after ($work/c1); TCP connections opened meanwhile
 # in opened; the status in rc.
 smbc() {
@@ -698,7 +726,7 @@ smbc() {
 	tcp_opens
 	o0=$sd_opens
 	LD_LIBRARY_PATH=$slib timed "smbclient $a:$port $*" timeout -s KILL 300 "$samba/smbclient" \
-		"//$a/share" -p "$port" -m SMB3 -s "${smbc_conf:-$work/client.conf}" -t 60 -U "$u" \
+		"//$a/${smbc_share:-share}" -p "$port" -m SMB3 -s "${smbc_conf:-$work/client.conf}" -t 60 -U "$u" \
 		"${via[@]}" "$@" -c "$cmds" >"$log" 2>&1
 	rc=$?
 	[ $rc -eq 137 ] && echo "smbclient killed after 300 s" >>"$log"
@@ -877,6 +905,47 @@ smbclient_smbd() { # T
 	why=$(over_tcp "$log")
 	[ -z "$why" ] && [ $rc -ne 0 ] && why="smbclient limited to SMB 2.1 over TCP: $(smb_error "$log")"
 	verdict "$p.smb2_on_tcp" "$why" "$log" "$log.smbd"
+	zero_copy_vfs "$t" zca zero_copy_through_vfs
+	zero_copy_vfs "$t" zcrefused vfs_refuses_zero_copy
+}
+
+# zero_copy_vfs T SHARE NAME: smbclient gets 1 MiB (in the page cache)
+# over the RDMA channel from a "use sendfile = yes" share with full_audit
+# on top, which logs the VFS calls of the READs to smbd's log. The
+# zero-copy READ goes only through the VFS (SMB_VFS_RDMA_SENDFILE_SEND,
+# patch 0018/0020): on "zca" (the default VFS below full_audit) the VFS
+# must have been asked and have said yes; on "zcrefused" error_inject
+# refuses it (ENOSYS, as vfs_ceph or vfs_glusterfs do), and smbd must
+# read the data through the VFS's pread instead and still RDMA-WRITE it,
+# the copy intact. Before patch 0020 smbd handed the file descriptor to
+# the kernel without asking the VFS: no rdma_sendfile and no pread
+# record on either share.
+zero_copy_vfs() {
+	local t=$1 a=${addr[$1]} port=${sport[$1]} dev=${sdev[$1]} sh=$2
+	local name=samba-rdma.smbd.$1.smbclient.$3 log=$work/$1.$2.log why n_ok n_fail n_pread
+	rm -f "$work"/*.back "$share"/f*
+	cp "$work/1mib" "$share/fzc" && cat "$share/fzc" >/dev/null
+	smbc_share=$sh smbc "$log" "$a" "$port" root%P "get fzc $work/1mib.back"
+	sums "$share/fzc" "$work/1mib.back"
+	why=$(over_smbdirect "$t" "$log")
+	[ -z "$why" ] && why=$(check_copy "$work/1mib" "$share/fzc" "$work/1mib.back" "$log")
+	[ -z "$why" ] && why=$(at_least "$work/c0" "$work/c1" rdma_write_bytes $MiB "$dev")
+	n_ok=$(grep -c "$sh|rdma_sendfile_recv|ok" "$log.smbd")
+	n_fail=$(grep -c "$sh|rdma_sendfile_recv|fail" "$log.smbd")
+	n_pread=$(grep -c "$sh|pread\(_recv\)\?|ok|.*fzc" "$log.smbd")
+	echo "# $sh: full_audit records: rdma_sendfile_recv ok $n_ok, failed $n_fail; pread of fzc $n_pread"
+	if [ -z "$why" ]; then
+		if [ "$sh" = zca ]; then
+			[ "$n_ok" -ge 1 ] && [ "$n_fail" -eq 0 ] ||
+				why="the READs did not go through SMB_VFS_RDMA_SENDFILE_SEND (full_audit: $n_ok ok, $n_fail failed)"
+		elif [ "$n_fail" -lt 1 ]; then
+			why="the VFS was never asked for the zero-copy READ (no rdma_sendfile_recv record): smbd bypassed it"
+		elif [ "$n_ok" -ne 0 ] || [ "$n_pread" -lt 1 ]; then
+			why="the VFS refused the zero-copy READ, yet the data did not come through its pread ($n_ok ok, $n_pread pread records)"
+		fi
+	fi
+	verdict "$name" "$why" "$log" "$log.smbd"
+	rm -f "$work"/*.back "$share"/f*
 }
 
 # example_errors T: the example client's rdma-errors (errors.hpp) against

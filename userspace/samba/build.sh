@@ -92,7 +92,10 @@ exec 8>&-
 # a complete tree as it is (a clean clone's `make samba` then takes
 # seconds); otherwise the tree is unpacked, patched, configured and built
 # there (ccache shares the compiles with earlier trees). The two most
-# recently used trees are kept.
+# recently used trees are kept. Only smbd and smbclient are built, so the
+# VFS modules the tests stack on shares are built into smbd: error_inject
+# (a share whose zero-copy READ the VFS refuses), full_audit and
+# time_audit (every VFS call, compiled with the patches that add one).
 conf_opts=(--with-smbdirect --without-ad-dc --disable-python --without-json
 	--without-ldap --without-ads --without-pam --without-systemd
 	--without-libarchive --disable-cups --disable-iprint --without-gpgme
@@ -100,7 +103,9 @@ conf_opts=(--with-smbdirect --without-ad-dc --disable-python --without-json
 	--without-acl-support --without-quotas --without-regedit --without-fam
 	--disable-glusterfs --disable-cephfs --without-lttng --without-utmp
 	--without-dmapi --without-automount --without-libunwind
-	--with-shared-modules='!vfs_snapper' --bundled-libraries=ALL
+	--with-shared-modules='!vfs_snapper'
+	--with-static-modules=vfs_error_inject,vfs_full_audit,vfs_time_audit
+	--bundled-libraries=ALL
 	--with-system-mitkrb5)
 cflags=${SAMBA_CFLAGS:--O2 -g}
 key=$( {

@@ -41,6 +41,7 @@ def main():
                            if k not in ("label", "pair")}
                     run["bytes"] = int(pending["bytes"])
                     run["ops"] = int(pending["ops"])
+                    run["pair"] = int(c["pair"])
                     rows.setdefault(pending["row"], []).append(run)
                 pending = None
             elif line:
@@ -59,9 +60,10 @@ def main():
         io = sum((r["insns"] - sum(r.get(d, 0) for d in DEVICE)) / r["ops"]
                  for r in runs) / len(runs)
         byb = {b: sum(r.get(b, 0) / r["bytes"] for r in runs) / len(runs) for b in buckets}
-        print("%-14s %4d %9.4f %9.2f %9.0f  %s" % (
+        print("%-14s %4d %9.4f %9.2f %9.0f  %s  (windows %s)" % (
             name, len(runs), mean, spread, io,
-            "  ".join("%s=%.4f" % (b, byb[b]) for b in buckets)))
+            "  ".join("%s=%.4f" % (b, byb[b]) for b in buckets),
+            ",".join(str(r["pair"]) for r in runs)))
         out[name] = {"runs": runs, "outside_insns_per_byte": mean,
                      "spread_percent": spread, "outside_insns_per_io": io,
                      "insns_per_byte": byb}

@@ -10,6 +10,7 @@
 # NAMES: tests/bench/plugin/sdsyms.sh's list for this kernel (on the host's
 # root, which the guest sees). Writes:
 #   $SD_OUT/ranges.txt   the plugin's ranges (sdranges.py), before any mark
+#   $SD_OUT/kallsyms.txt this boot's /proc/kallsyms
 #   $SD_OUT/runs.txt     per run: "row=... run=K ops=N bytes=B" and the
 #                        plugin's report line for that run's window
 # The plugin itself appends to $SD_OUT/sdcount.txt (its out=).
@@ -20,7 +21,9 @@ addr=10.77.0.1
 export LC_ALL=C
 
 insmod "$SD_MODULE_DIR/af_smbdirect.ko"
-# The ranges: after every module is in, before the first mark.
+# The ranges: after every module is in, before the first mark; the
+# symbols too, for tests/bench/sdprofile.py.
+cat /proc/kallsyms > "$SD_OUT/kallsyms.txt"
 python3 "$SD_REPO/tests/bench/plugin/sdranges.py" /proc/kallsyms /proc/modules "$names" \
 	> "$SD_OUT/ranges.txt"
 echo "guest-count: $(wc -l < "$SD_OUT/ranges.txt") ranges:" \

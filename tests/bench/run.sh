@@ -68,9 +68,10 @@ mkdir -p "$cout"
 crc=0
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1800} \
 	SD_VM_ACCEL=tcg,thread=single SD_VM_APPEND=nokaslr SD_VM_CPU=max,la57=off,erms=off,fsrm=off \
-	SD_VM_PLUGIN="$so,out=$cout/sdcount.txt,ranges=$cout/ranges.txt" \
+	SD_VM_PLUGIN="$so,out=$cout/sdcount.txt,ranges=$cout/ranges.txt,dump=$cout/dump.txt" \
 	"$root/tests/vm/run-vm.sh" "$kdir" "$cout" \
 	tests/bench/guest-count.sh "$us" "$names" "${SD_BENCH_RUNS:-3}" || crc=$?
 "$root/tests/bench/count-report.py" "$cout/runs.txt" "$cout/report.json" |
 	tee "$cout/report.txt" || crc=1
+echo "profiles: tests/bench/sdprofile.py $cout/dump.txt $cout/kallsyms.txt $cout/ranges.txt PAIR"
 exit "$crc"

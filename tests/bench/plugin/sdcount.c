@@ -26,8 +26,9 @@
  * Arguments (-plugin sdcount.so,arg=value,...):
  *   out=FILE      append the reports there (default: QEMU's log, stderr)
  *   ranges=FILE   the ranges file (default: user and kernel only)
- *   dump=FILE     also append, per stop, "label addr insns" per TB address
- *                 executed in the window (for profiles by symbol)
+ *   dump=FILE     also append, per stop, "pair label addr insns" per TB
+ *                 executed in the window (tests/bench/sdprofile.py turns
+ *                 them into functions)
  *
  * Report, one line per stop mark, key=value:
  *   sdcount label=L pair=K insns=N tbs=T user=U kernel=C <bucket>=B ...
@@ -208,6 +209,7 @@ static void stop_window(struct mark *m)
 		return;
 	}
 	in_window = false;
+	pairs++;
 	/* the rest of this TB was counted at its entry but does not run in
 	 * the window
 	 */
@@ -222,14 +224,14 @@ static void stop_window(struct mark *m)
 		total += r->insns;
 		by_bucket[bucket_of(r->vaddr)] += r->insns;
 		if (dump)
-			fprintf(dump, "%u %" PRIx64 " %" PRIu64 "\n", label,
-				r->vaddr, r->insns);
+			fprintf(dump, "%u %u %" PRIx64 " %" PRIu64 "\n", pairs,
+				label, r->vaddr, r->insns);
 	}
 	if (dump)
 		fclose(dump);
 	len = snprintf(buf, sizeof(buf),
 		       "sdcount label=%u pair=%u insns=%" PRIu64 " tbs=%" PRIu64,
-		       label, ++pairs, total, n_tbs);
+		       label, pairs, total, n_tbs);
 	for (i = 0; i < n_buckets && len < sizeof(buf) - 64; i++)
 		len += snprintf(buf + len, sizeof(buf) - len, " %s=%" PRIu64,
 				bucket_names[i], by_bucket[i]);

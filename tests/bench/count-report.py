@@ -5,7 +5,8 @@
 The counted bench's table (tests/bench/run.sh): from guest-count.sh's
 runs.txt (per run a "row=... ops=N bytes=B" line and the sdcount plugin's
 report for that run's window), per row the guest instructions per byte,
-outside the software RDMA device (rxe, siw: a NIC's work on hardware) and
+outside the software RDMA device (rxe, siw and their crc32: a NIC's work on
+hardware) and
 per bucket, per I/O, and the spread of the runs: (max - min) / mean of the
 instructions per byte outside the device, which must stay within 2 %.
 Exit 1 if a row's spread is above 2 % or a run failed.
@@ -13,9 +14,11 @@ Exit 1 if a row's spread is above 2 % or a run failed.
 import json
 import sys
 
-DEVICE = ("rxe", "siw")
+# The software RDMA device's work, a NIC's on hardware: rxe and siw, and the
+# crc32 they compute over every packet (sdranges.py's "crc").
+DEVICE = ("rxe", "siw", "crc")
 ORDER = ("user", "kernel", "af_smbdirect", "rdma_core", "copy", "net",
-         "ksmbd", "cifs", "smb_common", "modules", "rxe", "siw")
+         "ksmbd", "cifs", "smb_common", "modules", "rxe", "siw", "crc")
 
 
 def kv(line):

@@ -10,6 +10,8 @@ for the built-in kernel's functions. A function's range runs from its
 address to the next text symbol's. Attribution, first match:
   copy          the kernel's copy routines (memcpy and friends, copy to and
                 from user space and iov_iters, page copies, copy+checksum)
+  crc           crc32 and crc32c (rxe's ICRC, siw's MPA CRC: the device's
+                work on hardware)
   af_smbdirect  this project's module
   rxe, siw      the software RDMA devices (module or built in)
   rdma_core     ib_core, rdma_cm, iw_cm ... (module or built in)
@@ -32,6 +34,10 @@ COPY = re.compile(
     r"copy_page|copy_mc_to_kernel|copy_mc_to_user|"
     r"csum_partial_copy\w*|csum_and_copy_\w+|"
     r"memcpy_to_page|memcpy_from_page|memcpy_page)$")
+
+# The software devices' checksums: rxe's ICRC is crc32_le over every
+# packet, siw's MPA CRC (off by default) crc32c. A NIC computes them.
+CRC = re.compile(r"^(__)?(crc32\w*|crc32c\w*|crc_pcl|crc32_le_base|crc32_be_base)$")
 
 MODULE_BUCKETS = {
     "af_smbdirect": "af_smbdirect",
@@ -87,6 +93,8 @@ def main():
         end = min(end, a + (1 << 20))
         if COPY.match(name):
             b = "copy"
+        elif CRC.match(name):
+            b = "crc"
         elif mod:
             b = MODULE_BUCKETS.get(mod, "modules")
         else:

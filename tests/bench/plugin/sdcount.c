@@ -318,19 +318,28 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	int i;
 
 	for (i = 0; i < argc; i++) {
-		char *v;
+		char **slot = NULL, *v;
 
-		if ((v = arg_value(argv[i], "out")))
-			out_path = v;
-		else if ((v = arg_value(argv[i], "ranges")))
-			ranges_path = v;
-		else if ((v = arg_value(argv[i], "dump")))
-			dump_path = v;
-		else {
+		v = arg_value(argv[i], "out");
+		if (v) {
+			slot = &out_path;
+		} else {
+			v = arg_value(argv[i], "ranges");
+			if (v) {
+				slot = &ranges_path;
+			} else {
+				v = arg_value(argv[i], "dump");
+				if (v)
+					slot = &dump_path;
+			}
+		}
+		if (!slot) {
 			fprintf(stderr, "sdcount: unknown argument '%s'\n",
 				argv[i]);
 			return -1;
 		}
+		free(*slot);
+		*slot = v;
 	}
 	(void)info;
 	load_ranges();

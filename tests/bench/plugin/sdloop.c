@@ -19,13 +19,16 @@
 
 #define SD_MARK(label, stop) (0x53440000u | (label) << 1 | (stop))
 
-#define LOOP(start, stop, n)						\
-	asm volatile("mov %[a],%%eax\n\tcpuid\n\t"			\
-		     "mov %[n],%%rsi\n"					\
-		     "1:\tdec %%rsi\n\tjnz 1b\n\t"			\
-		     "mov %[b],%%eax\n\tcpuid"				\
-		     : : [a] "i"(start), [b] "i"(stop), [n] "m"(n)	\
-		     : "rax", "rbx", "rcx", "rdx", "rsi", "cc", "memory")
+#define LOOP(start, stop, count)					\
+	do {								\
+		unsigned long _n = (count);				\
+		asm volatile("mov %[a],%%eax\n\tcpuid\n\t"		\
+			     "mov %[n],%%rsi\n"				\
+			     "1:\tdec %%rsi\n\tjnz 1b\n\t"		\
+			     "mov %[b],%%eax\n\tcpuid"			\
+			     : : [a] "i"(start), [b] "i"(stop), [n] "m"(_n)	\
+			     : "rax", "rbx", "rcx", "rdx", "rsi", "cc", "memory"); \
+	} while (0)
 
 int main(int argc, char **argv)
 {

@@ -17,8 +17,8 @@
 # (the guest's CPUs, default 1), SD_VM_CPU (QEMU's -cpu, default
 # max,la57=off; for experiments with the guest's CPU model), SD_VM_ROOT (the
 # directory the guest boots as its root, default /; deb-vm.sh's scratch
-# root with the Debian packages installed), SD_VM_ACCEL and SD_VM_PLUGIN
-# (below).
+# root with the Debian packages installed), SD_VM_ACCEL, SD_VM_PLUGIN and
+# SD_VM_ICOUNT (below).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -72,6 +72,9 @@ qemu=(qemu-system-x86_64 -accel "${SD_VM_ACCEL:-tcg,thread=multi}" -cpu "${SD_VM
 	-virtfs "local,path=$out,mount_tag=sdout,security_model=none,multidevs=remap"
 	-device virtio-rng-pci)
 [ -z "${SD_VM_PLUGIN:-}" ] || qemu+=(-plugin "$SD_VM_PLUGIN")
+# SD_VM_ICOUNT: QEMU's -icount (e.g. shift=0,sleep=off: guest time follows
+# the instructions executed, not the host's clock; single-threaded TCG only)
+[ -z "${SD_VM_ICOUNT:-}" ] || qemu+=(-icount "$SD_VM_ICOUNT")
 
 set +e
 # A report storm (a timer firing on freed memory reports every tick, for

@@ -10,7 +10,9 @@
 # QEMU with the sdcount TCG plugin (tests/bench/plugin/, -accel
 # tcg,thread=single, nokaslr, -cpu without ERMS and FSRM so that the
 # kernel's memcpy runs as a loop whose instructions grow with the bytes
-# instead of one "rep movsb", which TCG counts once), tests/bench/guest-count.sh's `smbdirect perf`
+# instead of one "rep movsb", which TCG counts once; -icount shift=0,sleep=off
+# so that guest time is instruction time: the reaping batches at depth 8
+# no longer follow the host's load), tests/bench/guest-count.sh's `smbdirect perf`
 # rows three times each, and tests/bench/count-report.py's table of guest
 # instructions per byte by bucket (BUILD/bench/count/). Wall-clock time
 # does not enter it. SD_BENCH_ONLY=count boots only the counted VM,
@@ -67,7 +69,8 @@ rm -rf "$cout"
 mkdir -p "$cout"
 crc=0
 SD_MODULE_DIR=$mdir SD_VM_QUIET=1 SD_VM_TIMEOUT=${SD_VM_TIMEOUT:-1800} \
-	SD_VM_ACCEL=tcg,thread=single SD_VM_APPEND=nokaslr SD_VM_CPU=max,la57=off,erms=off,fsrm=off \
+	SD_VM_ACCEL=tcg,thread=single SD_VM_ICOUNT=shift=0,sleep=off SD_VM_APPEND=nokaslr \
+	SD_VM_CPU=max,la57=off,erms=off,fsrm=off \
 	SD_VM_PLUGIN="$so,out=$cout/sdcount.txt,ranges=$cout/ranges.txt,dump=$cout/dump.txt" \
 	"$root/tests/vm/run-vm.sh" "$kdir" "$cout" \
 	tests/bench/guest-count.sh "$us" "$names" "${SD_BENCH_RUNS:-3}" || crc=$?

@@ -21,7 +21,10 @@
 #    compiler, C++17 gets the header's #error, the README's examples
 #    compile ("pass host-install/..."), and
 #    tests/host/dist.sh: `make dist`'s tarball holds what git tracks and
-#    is the same bytes from another tree ("pass host/dist-...")
+#    is the same bytes from another tree ("pass host/dist-..."), and
+#    tests/host/sdcount.sh: the bench's instruction-counting TCG plugin
+#    under qemu-x86_64 counts a known loop of N instructions within 1 %
+#    ("pass host/sdcount/...", seconds once the QEMU header is cached)
 # 3. clang source-based coverage of kernel/core from the GoogleTest run;
 #    fails below 90 % of lines
 #
@@ -126,6 +129,10 @@ section "install: a consumer of the installed headers and CMake package"
 # --- 1e. the release tarball ------------------------------------------------------
 section "dist: the release tarball's contents, the same bytes from another tree"
 "$repo/tests/host/dist.sh" "$repo" "$build" || status=1
+
+# --- 1f. the bench's instrument ---------------------------------------------------
+section "sdcount: the TCG plugin counts a known loop of N instructions (qemu-x86_64)"
+"$repo/tests/host/sdcount.sh" "$repo" "$build" || status=1
 
 # --- 2. libFuzzer -----------------------------------------------------------
 section "fuzzing (clang libFuzzer + ASan/UBSan, ${fuzz_seconds}s per target)"

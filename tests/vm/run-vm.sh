@@ -17,7 +17,8 @@
 # (the guest's CPUs, default 1), SD_VM_CPU (QEMU's -cpu, default
 # max,la57=off; for experiments with the guest's CPU model), SD_VM_ROOT (the
 # directory the guest boots as its root, default /; deb-vm.sh's scratch
-# root with the Debian packages installed).
+# root with the Debian packages installed), SD_VM_ACCEL, SD_VM_PLUGIN and
+# SD_VM_ICOUNT (below).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -56,7 +57,12 @@ append=$(echo $append)
 # TCG runs each vCPU on a host thread of its own: an SMP guest's CPUs run
 # at the same time, as on hardware.
 cpus=${SD_VM_CPUS:-1}
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "${SD_VM_CPU:-max,la57=off}"
+#
+# SD_VM_ACCEL (default tcg,thread=multi) and SD_VM_PLUGIN (a -plugin
+# argument): the counted bench (tests/bench/run.sh) runs the guest under
+# tcg,thread=single with the sdcount TCG plugin, whose inline counters
+# would race between MTTCG's vCPU threads.
+qemu=(qemu-system-x86_64 -accel "${SD_VM_ACCEL:-tcg,thread=multi}" -cpu "${SD_VM_CPU:-max,la57=off}"
 	-smp "$cpus,sockets=$cpus,cores=1,threads=1"
 	-m "${SD_VM_MEM:-3G}" -nodefaults -display none -no-reboot
 	-serial stdio -monitor none
@@ -65,6 +71,10 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu "${SD_VM_CPU:-max,la57=off
 	-virtfs "local,path=$root,mount_tag=sdrepo,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$out,mount_tag=sdout,security_model=none,multidevs=remap"
 	-device virtio-rng-pci)
+[ -z "${SD_VM_PLUGIN:-}" ] || qemu+=(-plugin "$SD_VM_PLUGIN")
+# SD_VM_ICOUNT: QEMU's -icount (e.g. shift=0,sleep=off: guest time follows
+# the instructions executed, not the host's clock; single-threaded TCG only)
+[ -z "${SD_VM_ICOUNT:-}" ] || qemu+=(-icount "$SD_VM_ICOUNT")
 
 set +e
 # A report storm (a timer firing on freed memory reports every tick, for

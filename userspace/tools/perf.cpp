@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <poll.h>
 #include <unistd.h>
@@ -38,6 +39,36 @@ using namespace sd::tool;
 
 namespace
 {
+
+/*
+ * With SMBDIRECT_PERF_MARKS=1 in the environment the client brackets its
+ * measured operations with the marks of the bench's instruction counter
+ * (tests/bench/plugin/sdcount.c, a QEMU TCG plugin): "mov $0x5344xxxx,%eax;
+ * cpuid", label 16. Outside QEMU with that plugin a CPUID of an unknown
+ * leaf is harmless; other architectures have no marks.
+ */
+bool marks_wanted()
+{
+	const char *v = std::getenv("SMBDIRECT_PERF_MARKS");
+	return v && std::strcmp(v, "1") == 0;
+}
+
+void mark(bool stop)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static const bool wanted = marks_wanted();
+	if (!wanted)
+		return;
+	if (stop)
+		asm volatile("mov $0x53440021, %%eax\n\tcpuid" ::
+				     : "eax", "ebx", "ecx", "edx", "memory");
+	else
+		asm volatile("mov $0x53440020, %%eax\n\tcpuid" ::
+				     : "eax", "ebx", "ecx", "edx", "memory");
+#else
+	(void)stop;
+#endif
+}
 
 constexpr std::string_view cmd = "perf";
 
@@ -429,6 +460,7 @@ class Client {
 	int send_test()
 	{
 		std::vector<uint8_t> payload(r_.size - wire::header_size);
+		mark(false);
 		double start = send_start_ = now_seconds();
 		while (more(r_.ops, start)) {
 			std::error_code ec = send_message(fd_, wire::Type::Data, payload);
@@ -445,8 +477,10 @@ class Client {
 		std::vector<uint8_t> echo(r_.size + 1);
 		double start = 0;
 		for (int64_t i = -warmup;; i++) {
-			if (i == 0)
+			if (i == 0) {
+				mark(false);
 				start = now_seconds();
+			}
 			if (i >= 0 && !more(r_.ops, start))
 				break;
 			double t0 = now_seconds();
@@ -469,6 +503,7 @@ class Client {
 			}
 		}
 		r_.seconds = now_seconds() - start;
+		mark(true);
 		return 0;
 	}
 
@@ -487,6 +522,7 @@ class Client {
 			if (i == 0) {
 				if (reading)
 					r_.verified = check(buf.data(), r_.size, read_seed);
+				mark(false);
 				start = now_seconds();
 			}
 			if (i >= 0 && !more(r_.ops, start))
@@ -513,6 +549,7 @@ class Client {
 			}
 		}
 		r_.seconds = now_seconds() - start;
+		mark(true);
 		return 0;
 	}
 
@@ -585,6 +622,7 @@ class Client {
 									     r_.size, read_seed);
 					measuring = true;
 					issued = done = 0;
+					mark(false);
 					start = now_seconds();
 				}
 				continue;
@@ -621,6 +659,7 @@ class Client {
 			}
 		}
 		r_.seconds = now_seconds() - start;
+		mark(true);
 		return 0;
 	}
 
@@ -632,8 +671,10 @@ class Client {
 			return failed("buffer", ec);
 		double start = 0;
 		for (int64_t i = -warmup;; i++) {
-			if (i == 0)
+			if (i == 0) {
+				mark(false);
 				start = now_seconds();
+			}
 			if (i >= 0 && !more(r_.ops, start))
 				break;
 			double t0 = now_seconds();
@@ -676,6 +717,7 @@ class Client {
 			}
 		}
 		r_.seconds = now_seconds() - start;
+		mark(true);
 		return 0;
 	}
 
@@ -699,8 +741,10 @@ class Client {
 		bool server_verified = res.u8();
 		if (!res.ok_and_done())
 			return message("protocol error: malformed PRES");
-		if (r_.test == Test::Send)
+		if (r_.test == Test::Send) {
 			r_.seconds = now_seconds() - send_start_;
+			mark(true);
+		}
 		if (server_messages != messages || !server_verified)
 			r_.verified = false;
 		return 0;
